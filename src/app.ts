@@ -1,0 +1,108 @@
+import { randomBytes } from 'node:crypto'
+import swagger from '@fastify/swagger'
+import Fastify, { type FastifyInstance } from 'fastify'
+import type { Redis } from 'ioredis'
+import type { Config } from './config.js'
+import type { Db } from './db/connection.js'
+import { loadSecret } from './db/settings.js'
+import { enforce, identify, KeyCache, registerAuth } from './http/auth.js'
+import { BODY_LIMIT_BYTES, registerErrorHandling, sendError } from './http/error-handler.js'
+import { errors } from './http/errors.js'
+import { CreateRunner, purgeExpiredIdempotencyKeys } from './http/idempotency.js'
+import { Paginator } from './http/pagination.js'
+import { registerRateLimit } from './http/rate-limit.js'
+import { ErrorEnvelope } from './http/schemas.js'
+import { validatorCompiler } from './http/validation.js'
+import { operatorRoutes } from './modules/operators/routes.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    db: Db
+    creates: CreateRunner
+    paginator: Paginator
+  }
+}
+
+export interface AppDependencies {
+  config: Config
+  db: Db
+  /** Shared rate-limit counters; the app closes it on shutdown. */
+  redis?: Redis
+}
+
+const PURGE_INTERVAL_MS = 10 * 60 * 1000
+
+/**
+ * Builds the HTTP app from its dependencies; the caller has run migrations. The app owns `db` and
+ * `redis` from here on and closes them when it closes.
+ */
+export async function buildApp({ config, db, redis }: AppDependencies): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: {
+      level: config.logLevel,
+      // The request serializer logs no headers; this is a second guard for anything that does.
+      redact: ['req.headers.authorization', 'headers.authorization', 'secret'],
+    },
+    bodyLimit: BODY_LIMIT_BYTES,
+    requestIdHeader: false,
+    genReqId: () => `req_${randomBytes(12).toString('hex')}`,
+    // Errors raised before routing (a malformed URL) get the envelope too.
+    frameworkErrors: (_error, request, reply) => {
+      sendError(request, reply, errors.badRequest('The request URL is malformed.', 'invalid_url'))
+    },
+  })
+  app.setValidatorCompiler(validatorCompiler)
+  // Only JSON bodies: anything else is 415 rather than being read as a string.
+  app.removeContentTypeParser('text/plain')
+
+  app.decorate('db', db)
+  app.decorate('creates', new CreateRunner(db))
+  app.decorate('paginator', new Paginator(await loadSecret(db, 'cursor_secret')))
+  app.addSchema(ErrorEnvelope)
+
+  registerErrorHandling(app)
+  registerAuth(app)
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Workforce Attendance API',
+        version: '1.0.0',
+        description:
+          'Operators, sessions, scans and signed webhooks. Authenticate with `Authorization: Bearer <key>`.',
+      },
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearerAuth: [] }],
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  })
+
+  // Order matters: the id header first (every response has it), then who is calling, then the
+  // rate limit (per key, so it needs the key), then the refusals.
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id)
+  })
+  app.addHook('onRequest', identify(new KeyCache(db)))
+  await registerRateLimit(app, { max: config.rateLimitMax, windowMs: config.rateLimitWindowMs, redis })
+  app.addHook('onRequest', enforce)
+
+  app.get('/healthz', { config: { public: true }, schema: { hide: true } }, async () => {
+    await db.selectFrom('settings').select('name').limit(1).execute()
+    return { status: 'ok' }
+  })
+  app.get('/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger())
+  await app.register(operatorRoutes)
+
+  const purge = setInterval(() => {
+    purgeExpiredIdempotencyKeys(db).catch((error: unknown) =>
+      app.log.error({ err: error }, 'idempotency purge failed'),
+    )
+  }, PURGE_INTERVAL_MS)
+  purge.unref()
+  app.addHook('onClose', async () => {
+    clearInterval(purge)
+    await db.destroy()
+    if (redis) await redis.quit().catch(() => redis.disconnect())
+  })
+  return app
+}

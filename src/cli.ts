@@ -1,0 +1,116 @@
+import { parseArgs } from 'node:util'
+import { ConfigError, loadConfig } from './config.js'
+import { openDatabase } from './db/connection.js'
+import { migrateToLatest } from './db/migrate.js'
+import { isScope, type Scope } from './modules/keys/scopes.js'
+import { createKey, listKeys, revokeKey } from './modules/keys/service.js'
+import { serve } from './server.js'
+
+const USAGE = `Usage: npm run --silent cli -- <command>
+
+Commands:
+  migrate                          bring the database schema up to date
+  keys create --account <name> --mode test|live [--scopes a,b] [--expires-at <ISO>] [--json]
+                                   create a key (and the account if new); the secret is shown only here
+  keys list [--json]               list keys (never their secrets)
+  keys revoke <id>                 revoke a key (effective within 5 s in running servers)
+  serve                            serve the API (same as npm start)
+
+The database is DATABASE_URL (default sqlite:data/attendance.db).`
+
+class UsageError extends Error {}
+
+async function main(argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      account: { type: 'string' },
+      mode: { type: 'string' },
+      scopes: { type: 'string' },
+      'expires-at': { type: 'string' },
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  })
+  const [command, sub, arg] = positionals
+  if (values.help || !command) {
+    console.log(USAGE)
+    return
+  }
+  if (command === 'serve') return serve()
+
+  const { db } = openDatabase(loadConfig().databaseUrl)
+  try {
+    await migrateToLatest(db)
+    if (command === 'migrate') {
+      console.log('Database is up to date.')
+    } else if (command === 'keys' && sub === 'create') {
+      const key = await createKey(db, {
+        account: required(values.account, '--account'),
+        mode: parseMode(values.mode),
+        scopes: values.scopes === undefined ? undefined : parseScopes(values.scopes),
+        expiresAt: values['expires-at'] === undefined ? undefined : parseInstant(values['expires-at']),
+      })
+      console.log(
+        values.json
+          ? JSON.stringify(key)
+          : `Created ${key.id} (${key.mode}) for ${key.account_id}:\n${key.secret}`,
+      )
+    } else if (command === 'keys' && sub === 'list') {
+      const keys = await listKeys(db)
+      if (values.json) console.log(JSON.stringify(keys))
+      else
+        for (const k of keys)
+          console.log(
+            [k.id, k.account, k.mode, `${k.prefix}…`, k.revoked_at ? 'revoked' : 'active'].join('\t'),
+          )
+    } else if (command === 'keys' && sub === 'revoke') {
+      const id = required(arg, 'the key id')
+      if (!(await revokeKey(db, id))) throw new UsageError(`No such key: ${id}`)
+      console.log(values.json ? JSON.stringify({ id, revoked: true }) : `Revoked ${id}.`)
+    } else {
+      throw new UsageError(`Unknown command: ${positionals.join(' ')}\n\n${USAGE}`)
+    }
+  } finally {
+    await db.destroy()
+  }
+}
+
+function required(value: string | undefined, name: string): string {
+  if (!value) throw new UsageError(`Missing ${name}.`)
+  return value
+}
+
+function parseMode(value: string | undefined): 'test' | 'live' {
+  if (value === 'test' || value === 'live') return value
+  throw new UsageError('--mode must be test or live.')
+}
+
+function parseScopes(value: string): Scope[] {
+  const scopes = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+  const bad = scopes.filter((s) => !isScope(s))
+  if (bad.length || scopes.length === 0)
+    throw new UsageError(`Unknown scope(s): ${bad.join(', ') || '(none given)'}.`)
+  return scopes as Scope[]
+}
+
+function parseInstant(value: string): Date {
+  const date = new Date(value)
+  if (!/[zZ]|[+-]\d\d:?\d\d$/.test(value) || Number.isNaN(date.getTime())) {
+    throw new UsageError('--expires-at must be an ISO-8601 time with a zone, e.g. 2027-01-01T00:00:00Z.')
+  }
+  return date
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  const known =
+    error instanceof UsageError ||
+    error instanceof ConfigError ||
+    (error as { code?: string })?.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION'
+  console.error(known && error instanceof Error ? error.message : error)
+  process.exit(known ? 2 : 1)
+})

@@ -1,0 +1,69 @@
+import fs from 'node:fs'
+import path from 'node:path'
+import SQLite from 'better-sqlite3'
+import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, type Transaction } from 'kysely'
+import pg from 'pg'
+import type { Database } from './schema.js'
+
+export type Dialect = 'sqlite' | 'postgres'
+export type Db = Kysely<Database>
+export type Trx = Transaction<Database>
+/** What repositories take: the database or a transaction the caller owns. */
+export type Executor = Db | Trx
+
+export interface DatabaseHandle {
+  db: Db
+  dialect: Dialect
+}
+
+const PG_INT8_OID = 20
+
+/** Opens the database named by a normalised DATABASE_URL (see config.ts). */
+export function openDatabase(url: string): DatabaseHandle {
+  if (url.startsWith('sqlite:'))
+    return { db: new Kysely<Database>({ dialect: sqliteDialect(url) }), dialect: 'sqlite' }
+  return { db: new Kysely<Database>({ dialect: postgresDialect(url) }), dialect: 'postgres' }
+}
+
+function sqliteDialect(url: string): SqliteDialect {
+  const file = url.slice('sqlite:'.length)
+  if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true })
+  const sqlite = new SQLite(file)
+  // WAL lets readers (the CLI, a second process) work beside the writer; busy_timeout makes a
+  // writer wait for the lock instead of failing at once.
+  sqlite.pragma('journal_mode = WAL')
+  sqlite.pragma('busy_timeout = 5000')
+  sqlite.pragma('synchronous = NORMAL')
+  sqlite.pragma('foreign_keys = ON')
+  return new SqliteDialect({ database: sqlite })
+}
+
+function postgresDialect(url: string): PostgresDialect {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    // Epoch-millisecond columns are bigint; they fit a JS number exactly until the year 287396.
+    types: {
+      getTypeParser: ((oid: number, format?: string) =>
+        oid === PG_INT8_OID
+          ? Number
+          : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+    },
+  })
+  return new PostgresDialect({ pool })
+}
+
+/** True for a unique-constraint violation on either dialect. */
+export function isUniqueViolation(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false
+  const code = (error as { code?: unknown }).code
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY'
+}
+
+/**
+ * PostgreSQL takes a row lock with `FOR UPDATE`; SQLite has no such clause and needs none, since
+ * its write transactions already run one at a time.
+ */
+export function supportsRowLocks(db: Executor): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter
+}

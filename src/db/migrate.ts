@@ -1,0 +1,18 @@
+import { type Migration, type MigrationProvider, Migrator } from 'kysely'
+import type { Db } from './connection.js'
+import * as m001 from './migrations/001_foundation.js'
+
+// Migrations are imported statically so the built service and tsx runs need no file-system scan.
+const migrations: Record<string, Migration> = {
+  '001_foundation': m001,
+}
+
+const provider: MigrationProvider = { getMigrations: async () => migrations }
+
+/** Brings the schema up to date; safe to run from several processes (Kysely takes a lock). */
+export async function migrateToLatest(db: Db): Promise<string[]> {
+  const migrator = new Migrator({ db, provider })
+  const { error, results } = await migrator.migrateToLatest()
+  if (error) throw error instanceof Error ? error : new Error(String(error))
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
+}

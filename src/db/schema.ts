@@ -1,0 +1,77 @@
+/**
+ * Table types for Kysely. Two portable conventions hold in every table, on both dialects:
+ * instants are epoch milliseconds (`bigint` on PostgreSQL, parsed to number) and booleans are 0/1
+ * integers, so one query serves SQLite and PostgreSQL alike. The row-to-API mappers convert them.
+ */
+export interface Database {
+  settings: SettingsTable
+  accounts: AccountsTable
+  api_keys: ApiKeysTable
+  idempotency_keys: IdempotencyKeysTable
+  events: EventsTable
+  operators: OperatorsTable
+}
+
+export type Flag = 0 | 1
+
+export interface SettingsTable {
+  name: string
+  value: string
+}
+
+export interface AccountsTable {
+  id: string
+  name: string
+  created_at: number
+}
+
+export interface ApiKeysTable {
+  id: string
+  account_id: string
+  livemode: Flag
+  /** SHA-256 hex of the secret; the secret itself is never stored. */
+  secret_hash: string
+  /** The first characters of the secret, to tell keys apart in `keys list`. */
+  secret_prefix: string
+  /** Comma-separated scopes. */
+  scopes: string
+  expires_at: number | null
+  revoked_at: number | null
+  created_at: number
+}
+
+export interface IdempotencyKeysTable {
+  account_id: string
+  livemode: Flag
+  key: string
+  /** SHA-256 of method, path and canonical body: what the key is bound to. */
+  fingerprint: string
+  status: 'in_flight' | 'done'
+  response_status: number | null
+  response_body: string | null
+  created_at: number
+  /** When the in-flight claim was taken; a claim older than the lease is abandoned and may be retaken. */
+  locked_at: number
+}
+
+export interface EventsTable {
+  id: string
+  account_id: string
+  livemode: Flag
+  type: string
+  created_at: number
+  /** The whole event envelope as JSON, exactly as it is delivered and listed. */
+  payload: string
+}
+
+export interface OperatorsTable {
+  id: string
+  account_id: string
+  livemode: Flag
+  ident: string
+  name: string | null
+  employee_id: string | null
+  is_active: Flag
+  created_at: number
+  updated_at: number
+}

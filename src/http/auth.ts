@@ -1,0 +1,117 @@
+import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
+import type { Executor } from '../db/connection.js'
+import { grants, type Scope } from '../modules/keys/scopes.js'
+import { type ApiKeyRecord, findKeyByHash, hashSecret } from '../modules/keys/service.js'
+import { errors } from './errors.js'
+
+/** Who is calling: every query of a route is scoped by `accountId` and `livemode`. */
+export interface AuthContext {
+  keyId: string
+  accountId: string
+  livemode: boolean
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by `identify` for a valid key; null otherwise. */
+    auth: AuthContext | null
+    /** Why the key was refused, when a key was sent and refused. */
+    authFailure: string | null
+  }
+  interface FastifyContextConfig {
+    /** The scope a route needs; every /v1 route declares one unless it is public. */
+    scope?: Scope
+    /** Served without a key (health, OpenAPI document). */
+    public?: boolean
+  }
+}
+
+const SECRET_SHAPE = /^sk_(test|live)_[A-Za-z0-9_-]{16,128}$/
+export const KEY_CACHE_TTL_MS = 5000
+const KEY_CACHE_MAX_ENTRIES = 10_000
+
+/**
+ * Keeps key lookups off the hot path. Entries, including "no such key", live at most
+ * KEY_CACHE_TTL_MS, so a key revoked from another process stops working within that time.
+ */
+export class KeyCache {
+  private readonly entries = new Map<string, { record: ApiKeyRecord | undefined; fetchedAt: number }>()
+
+  constructor(
+    private readonly db: Executor,
+    private readonly ttlMs = KEY_CACHE_TTL_MS,
+  ) {}
+
+  async get(secretHash: string): Promise<ApiKeyRecord | undefined> {
+    const now = Date.now()
+    const hit = this.entries.get(secretHash)
+    if (hit && now - hit.fetchedAt < this.ttlMs) return hit.record
+    const record = await findKeyByHash(this.db, secretHash)
+    this.entries.delete(secretHash)
+    if (this.entries.size >= KEY_CACHE_MAX_ENTRIES) {
+      const oldest = this.entries.keys().next()
+      if (!oldest.done) this.entries.delete(oldest.value)
+    }
+    this.entries.set(secretHash, { record, fetchedAt: now })
+    return record
+  }
+}
+
+/** Resolves the bearer key, if any, without refusing anything yet: the rate limiter runs next. */
+export function identify(cache: KeyCache): onRequestAsyncHookHandler {
+  return async (request) => {
+    const header = request.headers.authorization
+    if (header === undefined) return
+    const match = /^Bearer (\S+)$/.exec(header)
+    if (!match?.[1]) {
+      request.authFailure = 'The Authorization header must be "Bearer <API key>".'
+      return
+    }
+    const secret = match[1]
+    const record = SECRET_SHAPE.test(secret) ? await cache.get(hashSecret(secret)) : undefined
+    const now = Date.now()
+    if (!record) request.authFailure = 'Invalid API key provided.'
+    else if (record.revokedAt !== null && record.revokedAt <= now)
+      request.authFailure = 'This API key was revoked.'
+    else if (record.expiresAt !== null && record.expiresAt <= now)
+      request.authFailure = 'This API key has expired.'
+    else {
+      request.auth = { keyId: record.id, accountId: record.accountId, livemode: record.livemode }
+      scopesByRequest.set(request, record.scopes)
+    }
+  }
+}
+
+const scopesByRequest = new WeakMap<FastifyRequest, ReadonlySet<string>>()
+
+/** Refuses what `identify` could not accept, and keys without the route's scope. */
+export const enforce: onRequestAsyncHookHandler = async (request) => {
+  const config = request.routeOptions.config
+  // Unknown routes answer 404 with or without a key: the route table is public (OpenAPI) anyway.
+  if (config.public || request.is404) return
+  if (request.authFailure) throw errors.authentication(request.authFailure)
+  if (!request.auth) {
+    throw errors.authentication('No API key provided. Send "Authorization: Bearer <API key>".')
+  }
+  const scope = config.scope
+  if (scope && !grants(scopesByRequest.get(request) ?? new Set(), scope))
+    throw errors.insufficientScope(scope)
+}
+
+export function registerAuth(app: FastifyInstance): void {
+  app.decorateRequest('auth', null)
+  app.decorateRequest('authFailure', null)
+  // Fail at start-up, not at request time, when a route forgets to declare what it needs.
+  app.addHook('onRoute', (route) => {
+    const config = (route.config ?? {}) as { scope?: Scope; public?: boolean }
+    if (route.url.startsWith('/v1/') && !config.public && !config.scope) {
+      throw new Error(`Route ${route.method} ${route.url} declares neither config.scope nor config.public`)
+    }
+  })
+}
+
+/** The caller of a route that `enforce` let through. */
+export function requireAuth(request: FastifyRequest): AuthContext {
+  if (!request.auth) throw errors.authentication('No API key provided.')
+  return request.auth
+}

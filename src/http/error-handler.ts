@@ -1,0 +1,66 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { ApiError, errors } from './errors.js'
+import { validationToApiError } from './validation.js'
+
+export const BODY_LIMIT_BYTES = 1024 * 1024
+
+/**
+ * The one place that writes error bodies. Every non-2xx answer, from a route, a hook, the body
+ * parser, the router or an unexpected exception, leaves through `sendError`.
+ */
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const apiError = toApiError(error, request)
+    if (apiError.status >= 500) {
+      // The stack goes to the log with the request id; the body says nothing of internals.
+      request.log.error({ err: error, request_id: request.id }, 'unhandled error')
+    }
+    return sendError(request, reply, apiError)
+  })
+
+  const routes: Array<{ method: string; pattern: RegExp }> = []
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method]
+    const pattern = new RegExp(`^${route.url.replace(/:[^/]+/g, '[^/]+')}/?$`)
+    for (const method of methods) routes.push({ method, pattern })
+  })
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? request.url
+    const allowed = [...new Set(routes.filter((r) => r.pattern.test(path)).map((r) => r.method))]
+    const error = allowed.length
+      ? errors.methodNotAllowed(request.method, path, allowed.sort())
+      : errors.routeNotFound(request.method, path)
+    return sendError(request, reply, error)
+  })
+}
+
+export function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
+  return reply
+    .code(error.status)
+    .headers(error.headers)
+    .header('x-request-id', request.id)
+    .type('application/json; charset=utf-8')
+    .send({ error: { ...error.toBody(), request_id: request.id } })
+}
+
+function toApiError(error: FastifyError, request: FastifyRequest): ApiError {
+  if (error instanceof ApiError) return error
+  if (error.validation) return validationToApiError(error.validation, error.validationContext)
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return errors.bodyTooLarge(BODY_LIMIT_BYTES)
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return errors.unsupportedMediaType(String(request.headers['content-type'] ?? ''))
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return errors.badRequest('The body is empty but Content-Type is application/json.', 'invalid_json')
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return errors.badRequest('The body is not valid JSON.', 'invalid_json')
+  }
+  if (error instanceof SyntaxError && error.statusCode === 400) {
+    return errors.badRequest('The body is not valid JSON.', 'invalid_json')
+  }
+  const status = error.statusCode ?? 500
+  if (status >= 400 && status < 500) return new ApiError('bad_request', error.message, { status })
+  return errors.internal()
+}

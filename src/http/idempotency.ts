@@ -1,0 +1,176 @@
+import { createHash } from 'node:crypto'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { Db, Executor, Trx } from '../db/connection.js'
+import { canonicalJson } from '../lib/json.js'
+import { requireAuth } from './auth.js'
+import { ApiError, type ErrorBody, errors } from './errors.js'
+
+export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000
+/** A claim older than this belongs to a request that died; another request may take it over. */
+export const IDEMPOTENCY_LEASE_MS = 60_000
+const MAX_KEY_LENGTH = 255
+
+type Claim = { kind: 'claimed'; token: number } | { kind: 'replay'; status: number; body: string }
+
+interface KeyScope {
+  accountId: string
+  livemode: 0 | 1
+  key: string
+}
+
+/**
+ * Runs every POST create, with or without an `Idempotency-Key`.
+ *
+ * With a key, the request first claims the key in a short transaction of its own, so a second
+ * request with the same key sees the claim at once (409 `idempotency_key_in_use`) instead of
+ * waiting on a lock. The object, its event and the stored response then commit together in one
+ * transaction: the response is replayable exactly when the object exists. Schema validation
+ * (before this runs) and `validation_error`s raised by the service are not stored, so a corrected
+ * retry can succeed; other 4xx answers are stored and replayed; a 5xx releases the key.
+ */
+export class CreateRunner {
+  constructor(private readonly db: Db) {}
+
+  async run<T>(request: FastifyRequest, reply: FastifyReply, create: (trx: Trx) => Promise<T>): Promise<T> {
+    const auth = requireAuth(request)
+    const key = readKey(request)
+    if (key === undefined) {
+      const result = await this.db.transaction().execute(create)
+      reply.code(201)
+      return result
+    }
+    const scope: KeyScope = { accountId: auth.accountId, livemode: auth.livemode ? 1 : 0, key }
+    const claim = await this.claim(scope, fingerprint(request))
+    if (claim.kind === 'replay') {
+      reply.header('idempotent-replayed', 'true')
+      if (claim.status >= 400) throw ApiError.fromBody(claim.status, JSON.parse(claim.body) as ErrorBody)
+      reply.code(claim.status)
+      return JSON.parse(claim.body) as T
+    }
+    try {
+      const result = await this.db.transaction().execute(async (trx) => {
+        const created = await create(trx)
+        await this.complete(trx, scope, claim.token, 201, JSON.stringify(created))
+        return created
+      })
+      reply.code(201)
+      return result
+    } catch (error) {
+      if (error instanceof ApiError && error.status < 500 && error.type !== 'validation_error') {
+        await this.complete(this.db, scope, claim.token, error.status, JSON.stringify(error.toBody()))
+      } else {
+        await this.release(scope, claim.token)
+      }
+      throw error
+    }
+  }
+
+  private async claim(scope: KeyScope, print: string): Promise<Claim> {
+    // A few rounds cover the races: a row expiring, being released or being taken over between
+    // our insert and our read.
+    for (let round = 0; round < 5; round++) {
+      const now = Date.now()
+      const inserted = await this.db
+        .insertInto('idempotency_keys')
+        .values({
+          account_id: scope.accountId,
+          livemode: scope.livemode,
+          key: scope.key,
+          fingerprint: print,
+          status: 'in_flight',
+          response_status: null,
+          response_body: null,
+          created_at: now,
+          locked_at: now,
+        })
+        .onConflict((oc) => oc.columns(['account_id', 'livemode', 'key']).doNothing())
+        .executeTakeFirst()
+      if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1) return { kind: 'claimed', token: now }
+
+      const row = await this.db
+        .selectFrom('idempotency_keys')
+        .selectAll()
+        .where((eb) => eb.and(keyMatch(scope)))
+        .executeTakeFirst()
+      if (!row) continue
+      if (row.created_at <= now - IDEMPOTENCY_RETENTION_MS) {
+        await this.db
+          .deleteFrom('idempotency_keys')
+          .where((eb) => eb.and(keyMatch(scope)))
+          .where('created_at', '=', row.created_at)
+          .execute()
+        continue
+      }
+      if (row.fingerprint !== print) throw errors.idempotencyKeyReuse()
+      if (row.status === 'done' && row.response_status !== null && row.response_body !== null) {
+        return { kind: 'replay', status: row.response_status, body: row.response_body }
+      }
+      if (row.locked_at > now - IDEMPOTENCY_LEASE_MS) throw errors.idempotencyKeyInUse()
+      const taken = await this.db
+        .updateTable('idempotency_keys')
+        .set({ locked_at: now })
+        .where((eb) => eb.and(keyMatch(scope)))
+        .where('status', '=', 'in_flight')
+        .where('locked_at', '=', row.locked_at)
+        .executeTakeFirst()
+      if (taken.numUpdatedRows === 1n) return { kind: 'claimed', token: now }
+    }
+    throw errors.idempotencyKeyInUse()
+  }
+
+  /** Stores the response; fails (rolling back the create) if our claim was taken over meanwhile. */
+  private async complete(db: Executor, scope: KeyScope, token: number, status: number, body: string) {
+    const result = await db
+      .updateTable('idempotency_keys')
+      .set({ status: 'done', response_status: status, response_body: body })
+      .where((eb) => eb.and(keyMatch(scope)))
+      .where('status', '=', 'in_flight')
+      .where('locked_at', '=', token)
+      .executeTakeFirst()
+    if (result.numUpdatedRows !== 1n) throw errors.idempotencyKeyInUse()
+  }
+
+  private async release(scope: KeyScope, token: number) {
+    await this.db
+      .deleteFrom('idempotency_keys')
+      .where((eb) => eb.and(keyMatch(scope)))
+      .where('status', '=', 'in_flight')
+      .where('locked_at', '=', token)
+      .execute()
+  }
+}
+
+function keyMatch(scope: KeyScope) {
+  return { account_id: scope.accountId, livemode: scope.livemode, key: scope.key }
+}
+
+/** Drops keys past their 24-hour retention; run periodically. */
+export async function purgeExpiredIdempotencyKeys(db: Db, now = Date.now()): Promise<number> {
+  const result = await db
+    .deleteFrom('idempotency_keys')
+    .where('created_at', '<=', now - IDEMPOTENCY_RETENTION_MS)
+    .executeTakeFirst()
+  return Number(result.numDeletedRows)
+}
+
+function readKey(request: FastifyRequest): string | undefined {
+  const raw = request.headers['idempotency-key']
+  if (raw === undefined) return undefined
+  const key = Array.isArray(raw) ? raw[0] : raw
+  if (key === undefined || key.length === 0 || key.length > MAX_KEY_LENGTH) {
+    throw errors.validation(
+      'invalid_value',
+      'Idempotency-Key',
+      `The Idempotency-Key header must be 1 to ${MAX_KEY_LENGTH} characters.`,
+    )
+  }
+  return key
+}
+
+/** What a key is bound to: the method, the path and the body (key order does not matter). */
+function fingerprint(request: FastifyRequest): string {
+  const path = request.url.split('?')[0] ?? request.url
+  return createHash('sha256')
+    .update(`${request.method} ${path}\n${canonicalJson(request.body ?? null)}`)
+    .digest('hex')
+}

@@ -1,0 +1,109 @@
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import { type TSchema, Type } from 'typebox'
+import type { AuthContext } from './auth.js'
+import { errors } from './errors.js'
+
+export const DEFAULT_LIMIT = 50
+export const MAX_LIMIT = 200
+
+/** Query parameters every list accepts; spread into a route's querystring schema. */
+export const paginationQuery = {
+  limit: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: MAX_LIMIT,
+      default: DEFAULT_LIMIT,
+      description: 'Page size, 1 to 200.',
+    }),
+  ),
+  cursor: Type.Optional(
+    Type.String({
+      maxLength: 512,
+      description: 'The `next_cursor` of the previous page, passed back verbatim.',
+    }),
+  ),
+}
+
+export function listEnvelope<T extends TSchema>(item: T) {
+  return Type.Object(
+    {
+      object: Type.Literal('list'),
+      data: Type.Array(item),
+      has_more: Type.Boolean(),
+      next_cursor: Type.Union([Type.String(), Type.Null()]),
+    },
+    { additionalProperties: false },
+  )
+}
+
+export interface Page<T> {
+  object: 'list'
+  data: T[]
+  has_more: boolean
+  next_cursor: string | null
+}
+
+/** A keyset query: rows with id below `beforeId` (all when undefined), newest first, at most `take`. */
+export type KeysetFetch<Row> = (beforeId: string | undefined, take: number) => Promise<Row[]>
+
+/**
+ * The one keyset pagination of the service. Lists are ordered by id, newest first; ids sort by
+ * creation time, so a cursor is just "the last id seen". Rows inserted while a client pages have
+ * newer ids and land before the cursor: they never shift, repeat or hide the rows being paged.
+ * Cursors are signed (HMAC) and bound to the list and the caller, so a tampered cursor or one of
+ * another list is refused with `invalid_cursor` instead of silently paging something else.
+ */
+export class Paginator {
+  constructor(private readonly secret: Buffer) {}
+
+  async page<Row extends { id: string }, Out>(
+    list: string,
+    auth: AuthContext,
+    query: PaginationQuery,
+    fetch: KeysetFetch<Row>,
+    toApi: (row: Row) => Out,
+  ): Promise<Page<Out>> {
+    const limit = query.limit ?? DEFAULT_LIMIT
+    const scope = `${list}|${auth.accountId}|${auth.livemode ? 'live' : 'test'}`
+    const beforeId = query.cursor === undefined ? undefined : this.decode(query.cursor, scope)
+    const rows = await fetch(beforeId, limit + 1)
+    const hasMore = rows.length > limit
+    const data = hasMore ? rows.slice(0, limit) : rows
+    const last = data[data.length - 1]
+    return {
+      object: 'list',
+      data: data.map(toApi),
+      has_more: hasMore,
+      next_cursor: hasMore && last ? this.encode(last.id, scope) : null,
+    }
+  }
+
+  private encode(lastId: string, scope: string): string {
+    const payload = Buffer.from(JSON.stringify({ k: lastId })).toString('base64url')
+    return `${payload}.${this.sign(payload, scope).toString('base64url')}`
+  }
+
+  private decode(cursor: string, scope: string): string {
+    const [payload, signature, extra] = cursor.split('.')
+    if (!payload || !signature || extra !== undefined) throw errors.invalidCursor()
+    const expected = this.sign(payload, scope)
+    const given = Buffer.from(signature, 'base64url')
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw errors.invalidCursor()
+    try {
+      const parsed = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { k?: unknown }
+      if (typeof parsed.k === 'string') return parsed.k
+    } catch {
+      // A signed payload that does not parse can only come from a bug; refuse it all the same.
+    }
+    throw errors.invalidCursor()
+  }
+
+  private sign(payload: string, scope: string): Buffer {
+    return createHmac('sha256', this.secret).update(`${scope}\n${payload}`).digest()
+  }
+}
+
+export interface PaginationQuery {
+  limit?: number
+  cursor?: string
+}

@@ -1,0 +1,31 @@
+import rateLimit from '@fastify/rate-limit'
+import type { FastifyInstance } from 'fastify'
+import type { Redis } from 'ioredis'
+import { errors } from './errors.js'
+
+export interface RateLimitOptions {
+  max: number
+  windowMs: number
+  /** When set, counters live in Redis and are shared by every API process. */
+  redis?: Redis
+}
+
+/**
+ * Per key, or per client IP for requests without a valid key. Registered as an app-wide onRequest
+ * hook after `identify` (so the key is known) and before `enforce` (so 401s are limited and carry
+ * the headers too). A Redis outage lets requests through rather than failing them: the limit
+ * protects the service, it must not take it down.
+ */
+export async function registerRateLimit(app: FastifyInstance, options: RateLimitOptions): Promise<void> {
+  await app.register(rateLimit, {
+    global: false,
+    max: options.max,
+    timeWindow: options.windowMs,
+    ...(options.redis ? { redis: options.redis, nameSpace: 'attendance:rl:' } : {}),
+    skipOnError: true,
+    keyGenerator: (request) => (request.auth ? `key:${request.auth.keyId}` : `ip:${request.ip}`),
+    errorResponseBuilder: (_request, context) =>
+      errors.rateLimited(Math.max(1, Math.ceil(context.ttl / 1000))),
+  })
+  app.addHook('onRequest', app.rateLimit())
+}

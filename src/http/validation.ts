@@ -1,0 +1,78 @@
+import { Ajv, type Options } from 'ajv'
+import addFormats from 'ajv-formats'
+import type { FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify'
+import { type ApiError, errors } from './errors.js'
+
+const shared: Options = { allErrors: false, useDefaults: true, removeAdditional: false, strict: false }
+
+// Bodies are JSON and keep their types: `"ident": 5` is `invalid_type`, never coerced to "5".
+// Query strings and path parameters are text and are coerced to the schema's types.
+const bodyAjv = addFormats.default(new Ajv({ ...shared, coerceTypes: false }))
+const textAjv = addFormats.default(new Ajv({ ...shared, coerceTypes: true }))
+
+export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
+  (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object)
+
+/** Turns the first schema violation into the 422 `validation_error` of decisions.md. */
+export function validationToApiError(
+  issues: FastifySchemaValidationError[],
+  context: string | undefined,
+): ApiError {
+  const issue = issues[0]
+  if (!issue) return errors.validation('invalid_value', undefined, 'The request is invalid.')
+  const base = pointerToParam(issue.instancePath)
+  const params = issue.params as Record<string, unknown>
+
+  if (context === 'body' && base === '' && issue.keyword === 'type') {
+    return errors.badRequest('The request body must be a JSON object.', 'invalid_body')
+  }
+  switch (issue.keyword) {
+    case 'required': {
+      const param = join(base, String(params.missingProperty))
+      return errors.validation('missing_param', param, `Missing required param: ${param}.`)
+    }
+    case 'additionalProperties': {
+      const param = join(base, String(params.additionalProperty))
+      return errors.validation('unknown_param', param, `Received unknown param: ${param}.`)
+    }
+    case 'type': {
+      const expected = String(params.type).replace(',', ' or ')
+      return errors.validation('invalid_type', base, `Invalid type for ${base}: expected ${expected}.`)
+    }
+    default:
+      return errors.validation('invalid_value', base, `Invalid value for ${base}: ${describe(issue)}.`)
+  }
+}
+
+function describe(issue: FastifySchemaValidationError): string {
+  const params = issue.params as Record<string, unknown>
+  switch (issue.keyword) {
+    case 'maxLength':
+      return `must be at most ${params.limit} characters`
+    case 'minLength':
+      return `must be at least ${params.limit} character${params.limit === 1 ? '' : 's'}`
+    case 'minimum':
+      return `must be at least ${params.limit}`
+    case 'maximum':
+      return `must be at most ${params.limit}`
+    case 'enum':
+      return `must be one of ${(params.allowedValues as unknown[]).map(String).join(', ')}`
+    case 'const':
+      return `must be ${String(params.allowedValue)}`
+    default:
+      return issue.message ?? 'invalid'
+  }
+}
+
+/** `/check_in/time` → `check_in.time`; `/enabled_events/2` → `enabled_events[2]`. */
+function pointerToParam(pointer: string): string {
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((segment) => segment.replaceAll('~1', '/').replaceAll('~0', '~'))
+    .reduce((acc, segment) => (/^\d+$/.test(segment) ? `${acc}[${segment}]` : join(acc, segment)), '')
+}
+
+function join(base: string, name: string): string {
+  return base === '' ? name : `${base}.${name}`
+}

@@ -1,0 +1,146 @@
+import { createHash, randomBytes } from 'node:crypto'
+import type { Db, Executor } from '../../db/connection.js'
+import { isUniqueViolation } from '../../db/connection.js'
+import { newId } from '../../lib/ids.js'
+import { toIsoOrNull } from '../../lib/time.js'
+import { ALL_SCOPES, type Scope } from './scopes.js'
+
+export type Mode = 'test' | 'live'
+
+export interface ApiKeyRecord {
+  id: string
+  accountId: string
+  livemode: boolean
+  scopes: ReadonlySet<string>
+  expiresAt: number | null
+  revokedAt: number | null
+}
+
+export interface CreatedKey {
+  id: string
+  secret: string
+  account_id: string
+  mode: Mode
+  scopes: Scope[]
+  expires_at: string | null
+}
+
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex')
+}
+
+/** Finds the account by name, creating it when it does not exist (safe against a concurrent create). */
+export async function ensureAccount(db: Db, name: string): Promise<string> {
+  const existing = await db.selectFrom('accounts').select('id').where('name', '=', name).executeTakeFirst()
+  if (existing) return existing.id
+  try {
+    const id = newId('acct')
+    await db.insertInto('accounts').values({ id, name, created_at: Date.now() }).execute()
+    return id
+  } catch (error) {
+    if (!isUniqueViolation(error)) throw error
+    return (await db.selectFrom('accounts').select('id').where('name', '=', name).executeTakeFirstOrThrow())
+      .id
+  }
+}
+
+export async function createKey(
+  db: Db,
+  input: { account: string; mode: Mode; scopes?: Scope[]; expiresAt?: Date },
+): Promise<CreatedKey> {
+  const accountId = await ensureAccount(db, input.account)
+  // 192 random bits; only the SHA-256 of the secret is stored. A fast hash is enough because the
+  // secret is random, not a password, and a fast hash keeps the per-request lookup cheap.
+  const secret = `sk_${input.mode}_${randomBytes(24).toString('base64url')}`
+  const scopes = input.scopes ?? ALL_SCOPES
+  const id = newId('key')
+  await db
+    .insertInto('api_keys')
+    .values({
+      id,
+      account_id: accountId,
+      livemode: input.mode === 'live' ? 1 : 0,
+      secret_hash: hashSecret(secret),
+      secret_prefix: secret.slice(0, 12),
+      scopes: scopes.join(','),
+      expires_at: input.expiresAt?.getTime() ?? null,
+      revoked_at: null,
+      created_at: Date.now(),
+    })
+    .execute()
+  return {
+    id,
+    secret,
+    account_id: accountId,
+    mode: input.mode,
+    scopes,
+    expires_at: input.expiresAt?.toISOString() ?? null,
+  }
+}
+
+export async function findKeyByHash(db: Executor, secretHash: string): Promise<ApiKeyRecord | undefined> {
+  const row = await db
+    .selectFrom('api_keys')
+    .select(['id', 'account_id', 'livemode', 'scopes', 'expires_at', 'revoked_at'])
+    .where('secret_hash', '=', secretHash)
+    .executeTakeFirst()
+  if (!row) return undefined
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    livemode: row.livemode === 1,
+    scopes: new Set(row.scopes.split(',').filter(Boolean)),
+    expiresAt: row.expires_at,
+    revokedAt: row.revoked_at,
+  }
+}
+
+export async function listKeys(db: Db) {
+  const rows = await db
+    .selectFrom('api_keys')
+    .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+    .select([
+      'api_keys.id',
+      'accounts.name as account',
+      'api_keys.account_id',
+      'api_keys.livemode',
+      'api_keys.secret_prefix',
+      'api_keys.scopes',
+      'api_keys.expires_at',
+      'api_keys.revoked_at',
+      'api_keys.created_at',
+    ])
+    .orderBy('api_keys.id')
+    .execute()
+  return rows.map((r) => ({
+    id: r.id,
+    account: r.account,
+    account_id: r.account_id,
+    mode: r.livemode === 1 ? 'live' : 'test',
+    prefix: r.secret_prefix,
+    scopes: r.scopes.split(','),
+    created: new Date(r.created_at).toISOString(),
+    expires_at: toIsoOrNull(r.expires_at),
+    revoked_at: toIsoOrNull(r.revoked_at),
+  }))
+}
+
+/** Revokes a key; true when the key exists (revoking twice is harmless). */
+export async function revokeKey(db: Db, id: string): Promise<boolean> {
+  const result = await db
+    .updateTable('api_keys')
+    .set({ revoked_at: Date.now() })
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst()
+  if (result.numUpdatedRows > 0n) return true
+  return (await db.selectFrom('api_keys').select('id').where('id', '=', id).executeTakeFirst()) !== undefined
+}
+
+export async function countAccounts(db: Db): Promise<number> {
+  const row = await db
+    .selectFrom('accounts')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow()
+  return Number(row.n)
+}

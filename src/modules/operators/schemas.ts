@@ -1,0 +1,55 @@
+import { type Static, Type } from 'typebox'
+import { paginationQuery } from '../../http/pagination.js'
+import { nullableString, Timestamp } from '../../http/schemas.js'
+
+const ident = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  pattern: '^\\S(.*\\S)?$',
+  description: "The worker's unique code (per account and mode); no leading or trailing spaces.",
+})
+const name = nullableString({ maxLength: 200, description: 'Display name.' })
+const employeeId = nullableString({ maxLength: 128, description: "Link to the client's own HR system." })
+
+export const Operator = Type.Object(
+  {
+    object: Type.Literal('operator'),
+    id: Type.String({ description: 'Prefix `op_`.' }),
+    ident: Type.String(),
+    name: Type.Union([Type.String(), Type.Null()]),
+    employee_id: Type.Union([Type.String(), Type.Null()]),
+    is_active: Type.Boolean(),
+    livemode: Type.Boolean(),
+    created: Timestamp,
+    updated: Timestamp,
+  },
+  { additionalProperties: false },
+)
+export type Operator = Static<typeof Operator>
+
+export const CreateOperatorBody = Type.Object(
+  { ident, name: Type.Optional(name), employee_id: Type.Optional(employeeId) },
+  { additionalProperties: false },
+)
+export type CreateOperatorBody = Static<typeof CreateOperatorBody>
+
+export const UpdateOperatorBody = Type.Object(
+  {
+    name: Type.Optional(name),
+    employee_id: Type.Optional(employeeId),
+    is_active: Type.Optional(Type.Boolean({ description: '`true` reactivates, `false` deactivates.' })),
+  },
+  { additionalProperties: false },
+)
+export type UpdateOperatorBody = Static<typeof UpdateOperatorBody>
+
+export const ListOperatorsQuery = Type.Object(
+  {
+    ...paginationQuery,
+    is_active: Type.Optional(Type.Boolean()),
+    ident: Type.Optional(Type.String({ maxLength: 64 })),
+    employee_id: Type.Optional(Type.String({ maxLength: 128 })),
+  },
+  { additionalProperties: false },
+)
+export type ListOperatorsQuery = Static<typeof ListOperatorsQuery>

@@ -1,0 +1,22 @@
+import { Redis } from 'ioredis'
+import { buildApp } from './app.js'
+import type { Config } from './config.js'
+import { openDatabase } from './db/connection.js'
+import { migrateToLatest } from './db/migrate.js'
+import { type CreatedKey, countAccounts, createKey } from './modules/keys/service.js'
+
+/**
+ * Opens the database, migrates it and builds the app, as `npm start` and `cli serve` do. On an
+ * empty database it creates the `default` account and one test key, returned for printing.
+ */
+export async function startApp(config: Config) {
+  const { db } = openDatabase(config.databaseUrl)
+  await migrateToLatest(db)
+  let firstKey: CreatedKey | undefined
+  if ((await countAccounts(db)) === 0) firstKey = await createKey(db, { account: 'default', mode: 'test' })
+  const redis = config.redisUrl
+    ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false })
+    : undefined
+  const app = await buildApp({ config, db, redis })
+  return { app, firstKey }
+}
