@@ -1,0 +1,50 @@
+import { randomBytes } from 'node:crypto'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import pg from 'pg'
+
+export type TestDialect = 'sqlite' | 'postgres'
+
+export const dialect: TestDialect = process.env.TEST_DIALECT === 'postgres' ? 'postgres' : 'sqlite'
+
+export interface TestDatabase {
+  /** A DATABASE_URL for this fresh, empty database. */
+  url: string
+  /** Removes the database (file or schema). */
+  drop(): Promise<void>
+}
+
+/**
+ * A fresh database per call: a SQLite file in a temporary folder, or a PostgreSQL schema of its
+ * own (selected through the connection's search_path) in the test database. Real databases, no
+ * mocks; tests of different files never see each other's rows.
+ */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  if (dialect === 'sqlite') {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'attendance-test-'))
+    return {
+      url: `sqlite:${path.join(dir, 'attendance.db')}`,
+      drop: async () => fs.rmSync(dir, { recursive: true, force: true }),
+    }
+  }
+  const base = process.env.TEST_POSTGRES_URL ?? 'postgres://root@127.0.0.1:5432/test'
+  const schema = `t_${randomBytes(6).toString('hex')}`
+  await withClient(base, (c) => c.query(`create schema ${schema}`))
+  const url = new URL(base)
+  url.searchParams.set('options', `-c search_path=${schema}`)
+  return {
+    url: url.toString(),
+    drop: () => withClient(base, (c) => c.query(`drop schema if exists ${schema} cascade`)).then(() => undefined),
+  }
+}
+
+async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    return await fn(client)
+  } finally {
+    await client.end()
+  }
+}

@@ -1,0 +1,47 @@
+import pg from 'pg'
+import { defineConfig } from 'vitest/config'
+
+export const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://root@127.0.0.1:5432/test'
+
+/**
+ * The same suite runs once per database. PostgreSQL is used when it answers; with
+ * REQUIRE_POSTGRES=1 (as in .ci/run) a missing PostgreSQL fails the run instead of skipping.
+ */
+async function postgresAvailable(): Promise<boolean> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 2000 })
+  try {
+    await client.connect()
+    await client.query('select 1')
+    return true
+  } catch (error) {
+    if (process.env.REQUIRE_POSTGRES === '1') {
+      throw new Error(`REQUIRE_POSTGRES=1 but PostgreSQL at ${POSTGRES_URL} is not reachable: ${String(error)}`)
+    }
+    console.warn(`PostgreSQL not reachable at ${POSTGRES_URL}: running the suite on SQLite only.`)
+    return false
+  } finally {
+    await client.end().catch(() => undefined)
+  }
+}
+
+export default defineConfig(async () => {
+  const dialects = (process.env.DB_DIALECTS ?? 'sqlite,postgres').split(',')
+  const withPostgres = dialects.includes('postgres') && (await postgresAvailable())
+  const project = (dialect: 'sqlite' | 'postgres') => ({
+    test: {
+      name: dialect,
+      include: ['test/**/*.test.ts'],
+      env: { TEST_DIALECT: dialect, TEST_POSTGRES_URL: POSTGRES_URL },
+      testTimeout: 30_000,
+      hookTimeout: 30_000,
+    },
+  })
+  return {
+    test: {
+      projects: [
+        ...(dialects.includes('sqlite') ? [project('sqlite')] : []),
+        ...(withPostgres ? [project('postgres')] : []),
+      ],
+    },
+  }
+})
