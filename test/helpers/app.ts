@@ -1,4 +1,5 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
+import type { Redis } from 'ioredis'
 import { buildApp } from '../../src/app.js'
 import { type Config, loadConfig } from '../../src/config.js'
 import { type Db, openDatabase } from '../../src/db/connection.js'
@@ -24,8 +25,12 @@ export interface TestApp {
  * Builds the real app on a fresh database of the dialect under test. The rate limit is high by
  * default so suites are not throttled; rate-limit tests pass their own `config`.
  */
-export async function buildTestApp(overrides: Partial<Config> = {}): Promise<TestApp> {
-  const database = await createTestDatabase()
+export async function buildTestApp(
+  overrides: Partial<Config> = {},
+  dependencies: { redis?: Redis; database?: TestDatabase } = {},
+): Promise<TestApp> {
+  // Two apps may share one database (as two API processes would): pass the first one's `database`.
+  const database = dependencies.database ?? (await createTestDatabase())
   const config: Config = {
     ...loadConfig({}),
     databaseUrl: database.url,
@@ -35,7 +40,7 @@ export async function buildTestApp(overrides: Partial<Config> = {}): Promise<Tes
   }
   const { db } = openDatabase(config.databaseUrl)
   await migrateToLatest(db)
-  const app = await buildApp({ config, db })
+  const app = await buildApp({ config, db, redis: dependencies.redis })
   await app.ready()
   return {
     app,
