@@ -13,6 +13,8 @@ import { Paginator } from './http/pagination.js'
 import { registerRateLimit } from './http/rate-limit.js'
 import { ErrorEnvelope } from './http/schemas.js'
 import { validatorCompiler } from './http/validation.js'
+import { deviceRoutes } from './modules/devices/routes.js'
+import { locationRoutes } from './modules/locations/routes.js'
 import { operatorRoutes } from './modules/operators/routes.js'
 
 declare module 'fastify' {
@@ -92,6 +94,8 @@ export async function buildApp({ config, db, redis }: AppDependencies): Promise<
   })
   app.get('/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger())
   await app.register(operatorRoutes)
+  await app.register(locationRoutes)
+  await app.register(deviceRoutes)
 
   const purge = setInterval(() => {
     purgeExpiredIdempotencyKeys(db).catch((error: unknown) =>

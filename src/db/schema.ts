@@ -10,6 +10,11 @@ export interface Database {
   idempotency_keys: IdempotencyKeysTable
   events: EventsTable
   operators: OperatorsTable
+  locations: LocationsTable
+  devices: DevicesTable
+  sessions: SessionsTable
+  session_revisions: SessionRevisionsTable
+  scans: ScansTable
 }
 
 export type Flag = 0 | 1
@@ -74,4 +79,83 @@ export interface OperatorsTable {
   is_active: Flag
   created_at: number
   updated_at: number
+}
+
+export interface LocationsTable {
+  id: string
+  account_id: string
+  livemode: Flag
+  name: string
+  timezone: string
+  address: string | null
+  created_at: number
+  updated_at: number
+}
+
+export interface DevicesTable {
+  id: string
+  account_id: string
+  livemode: Flag
+  /** What `device_id` means in session and scan requests; unique per account and mode. */
+  code: string
+  name: string | null
+  location_id: string | null
+  created_at: number
+  updated_at: number
+}
+
+export type SessionSource = 'api' | 'scan'
+export type SessionStatus = 'open' | 'completed'
+
+export interface SessionsTable {
+  id: string
+  account_id: string
+  livemode: Flag
+  operator_id: string
+  operator_ident: string
+  /** The device's code, kept as given so the session stays readable if the device is deleted. */
+  device_code: string
+  location_id: string | null
+  check_in_at: number
+  check_out_at: number | null
+  break_minutes: number
+  notes: string | null
+  is_flagged: Flag
+  flag_reason: string | null
+  source: SessionSource
+  status: SessionStatus
+  /** Soft delete: a deleted session is gone from the API but its revisions stay readable. */
+  deleted_at: number | null
+  created_at: number
+  updated_at: number
+}
+
+export interface SessionRevisionsTable {
+  id: string
+  session_id: string
+  account_id: string
+  livemode: Flag
+  /** created, updated, deleted, checked_out (by a scan), closed (max shift exceeded). */
+  action: string
+  /** The API key that made the change. */
+  key_id: string
+  created_at: number
+  /** The session as the API showed it before and after the change (JSON), null where none. */
+  before: string | null
+  after: string | null
+}
+
+export interface ScansTable {
+  id: string
+  account_id: string
+  livemode: Flag
+  device_code: string
+  operator_id: string
+  operator_ident: string
+  scanned_at: number
+  direction: 'auto' | 'in' | 'out'
+  result: 'checked_in' | 'checked_out' | 'flagged'
+  flag_reason: string | null
+  session_id: string | null
+  created_at: number
 }

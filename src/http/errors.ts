@@ -97,6 +97,11 @@ export const errors = {
       code: 'duplicate_ident',
       param: 'ident',
     }),
+  duplicateDeviceCode: (code: string) =>
+    new ApiError('conflict', `A device with code '${code}' already exists.`, {
+      code: 'duplicate_device_code',
+      param: 'code',
+    }),
   idempotencyKeyReuse: () =>
     new ApiError(
       'conflict',
@@ -107,6 +112,12 @@ export const errors = {
     new ApiError('conflict', 'A request with this Idempotency-Key is still being processed; retry later.', {
       code: 'idempotency_key_in_use',
     }),
+  crossModeReference: (param: string, resource: string, value: string) =>
+    new ApiError(
+      'validation_error',
+      `The ${resource} '${value}' exists only in the other mode; test keys reference test objects and live keys live objects.`,
+      { code: 'cross_mode_reference', param },
+    ),
   validation: (code: string, param: string | undefined, message: string) =>
     new ApiError('validation_error', message, { code, param }),
   rateLimited: (retryAfterSeconds: number) =>

@@ -48,3 +48,11 @@ export function nullableString(options: { maxLength: number; minLength?: number;
 export const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) })
 
 export const Timestamp = Type.String({ format: 'date-time', description: 'UTC, ISO-8601 with milliseconds.' })
+
+/** The answer of a DELETE that removes an object. */
+export function deletedObject(kind: string) {
+  return Type.Object(
+    { object: Type.Literal(kind), id: Type.String(), deleted: Type.Literal(true) },
+    { additionalProperties: false },
+  )
+}

@@ -1,0 +1,136 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance } from 'fastify'
+import type { Static, TObject, TSchema } from 'typebox'
+import type { Executor, Trx } from '../db/connection.js'
+import type { ScopeResource } from '../modules/keys/scopes.js'
+import { type AuthContext, requireAuth } from './auth.js'
+import { errors } from './errors.js'
+import { listEnvelope } from './pagination.js'
+import { errorResponses, IdParams } from './schemas.js'
+
+/**
+ * The standard routes of a resource, declared once: create (idempotent), retrieve, update, delete
+ * and list. Each resource supplies its schemas and service functions; the HTTP shape (status codes,
+ * scopes, error responses, transactions, pagination) is the same for all of them.
+ */
+export interface ResourceDefinition<
+  Row extends { id: string },
+  Api,
+  Create extends TObject,
+  Update extends TObject,
+  Query extends TObject,
+> {
+  /** e.g. `/v1/locations` */
+  path: string
+  /** e.g. `location`: used in messages and the pagination scope */
+  name: string
+  tag: string
+  scope: ScopeResource
+  schema: TSchema
+  createBody: Create
+  updateBody: Update
+  listQuery: Query
+  create: (trx: Trx, auth: AuthContext, body: Static<Create>) => Promise<Api>
+  find: (db: Executor, auth: AuthContext, id: string) => Promise<Row | undefined>
+  update: (trx: Trx, auth: AuthContext, id: string, body: Static<Update>) => Promise<Api>
+  /** Absent for resources that cannot be deleted. */
+  remove?: { summary: string; response: TSchema; run: (trx: Trx, auth: AuthContext, id: string) => Promise<unknown> }
+  list: (db: Executor, auth: AuthContext, query: Static<Query>, beforeId: string | undefined, take: number) => Promise<Row[]>
+  toApi: (row: Row) => Api
+}
+
+export function registerResourceRoutes<
+  Row extends { id: string },
+  Api,
+  Create extends TObject,
+  Update extends TObject,
+  Query extends TObject,
+>(instance: FastifyInstance, def: ResourceDefinition<Row, Api, Create, Update, Query>): void {
+  const app = instance.withTypeProvider<TypeBoxTypeProvider>()
+  const tags = [def.tag]
+  const read = { scope: `${def.scope}:read` as const }
+  const write = { scope: `${def.scope}:write` as const }
+  const byId = `${def.path}/:id`
+
+  app.post(
+    def.path,
+    {
+      config: write,
+      schema: {
+        tags,
+        summary: `Create a ${def.name}`,
+        body: def.createBody,
+        response: { 201: def.schema, ...errorResponses(409, 413, 415, 422) },
+      },
+    },
+    (request, reply) =>
+      app.creates.run(request, reply, (trx) => def.create(trx, requireAuth(request), request.body as Static<Create>)),
+  )
+
+  app.get(
+    byId,
+    {
+      config: read,
+      schema: { tags, summary: `Retrieve a ${def.name}`, params: IdParams, response: { 200: def.schema, ...errorResponses(404) } },
+    },
+    async (request) => {
+      const row = await def.find(app.db, requireAuth(request), request.params.id)
+      if (!row) throw errors.notFound(def.name, request.params.id)
+      return def.toApi(row)
+    },
+  )
+
+  app.patch(
+    byId,
+    {
+      config: write,
+      schema: {
+        tags,
+        summary: `Update a ${def.name}`,
+        params: IdParams,
+        body: def.updateBody,
+        response: { 200: def.schema, ...errorResponses(404, 409, 413, 415, 422) },
+      },
+    },
+    (request) =>
+      app.db
+        .transaction()
+        .execute((trx) => def.update(trx, requireAuth(request), request.params.id, request.body as Static<Update>)),
+  )
+
+  const remove = def.remove
+  if (remove) {
+    app.delete(
+      byId,
+      {
+        config: write,
+        schema: { tags, summary: remove.summary, params: IdParams, response: { 200: remove.response, ...errorResponses(404) } },
+      },
+      (request) => app.db.transaction().execute((trx) => remove.run(trx, requireAuth(request), request.params.id)),
+    )
+  }
+
+  app.get(
+    def.path,
+    {
+      config: read,
+      schema: {
+        tags,
+        summary: `List ${def.name}s, newest first`,
+        querystring: def.listQuery,
+        response: { 200: listEnvelope(def.schema), ...errorResponses() },
+      },
+    },
+    (request) => {
+      const auth = requireAuth(request)
+      const query = request.query as Static<Query> & { limit?: number; cursor?: string }
+      return app.paginator.page(
+        def.name,
+        auth,
+        query,
+        (beforeId, take) => def.list(app.db, auth, query, beforeId, take),
+        def.toApi,
+      )
+    },
+  )
+}

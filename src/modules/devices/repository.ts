@@ -1,0 +1,92 @@
+import type { Selectable } from 'kysely'
+import type { Executor, Trx } from '../../db/connection.js'
+import { supportsRowLocks } from '../../db/connection.js'
+import type { DevicesTable } from '../../db/schema.js'
+import { otherModeOf, ownedBy } from '../../db/scope.js'
+import type { AuthContext } from '../../http/auth.js'
+import { toIso } from '../../lib/time.js'
+import type { Device, ListDevicesQuery } from './schemas.js'
+
+export type DeviceRow = Selectable<DevicesTable>
+
+export function toDevice(row: DeviceRow): Device {
+  return {
+    object: 'device',
+    id: row.id,
+    code: row.code,
+    name: row.name,
+    location_id: row.location_id,
+    livemode: row.livemode === 1,
+    created: toIso(row.created_at),
+    updated: toIso(row.updated_at),
+  }
+}
+
+function owned(db: Executor, auth: AuthContext) {
+  return db
+    .selectFrom('devices')
+    .selectAll()
+    .where((eb) => eb.and(ownedBy(auth)))
+}
+
+export async function findDevice(db: Executor, auth: AuthContext, id: string, lock = false) {
+  return owned(db, auth)
+    .where('id', '=', id)
+    .$if(lock && supportsRowLocks(db), (q) => q.forUpdate())
+    .executeTakeFirst()
+}
+
+export async function findDeviceByCode(db: Executor, auth: AuthContext, code: string) {
+  return owned(db, auth).where('code', '=', code).executeTakeFirst()
+}
+
+export async function deviceCodeExistsInOtherMode(db: Executor, auth: AuthContext, code: string) {
+  const row = await db
+    .selectFrom('devices')
+    .select('id')
+    .where((eb) => eb.and(otherModeOf(auth)))
+    .where('code', '=', code)
+    .executeTakeFirst()
+  return row !== undefined
+}
+
+export async function insertDevice(trx: Trx, row: DeviceRow) {
+  await trx.insertInto('devices').values(row).execute()
+}
+
+export async function updateDeviceRow(trx: Trx, id: string, changes: Partial<DeviceRow>) {
+  await trx.updateTable('devices').set(changes).where('id', '=', id).execute()
+}
+
+export async function deleteDeviceRow(trx: Trx, id: string) {
+  await trx.deleteFrom('devices').where('id', '=', id).execute()
+}
+
+export async function listDeviceRows(
+  db: Executor,
+  auth: AuthContext,
+  filters: Pick<ListDevicesQuery, 'code' | 'location_id'>,
+  beforeId: string | undefined,
+  take: number,
+) {
+  return owned(db, auth)
+    .$if(filters.code !== undefined, (q) => q.where('code', '=', filters.code ?? ''))
+    .$if(filters.location_id !== undefined, (q) => q.where('location_id', '=', filters.location_id ?? ''))
+    .$if(beforeId !== undefined, (q) => q.where('id', '<', beforeId ?? ''))
+    .orderBy('id', 'desc')
+    .limit(take)
+    .execute()
+}
+
+/** Detaches every device of a deleted location in one statement; returns them as they were. */
+export async function detachDevicesFromLocation(trx: Trx, auth: AuthContext, locationId: string, now: number) {
+  const devices = await owned(trx, auth).where('location_id', '=', locationId).execute()
+  if (devices.length === 0) return devices
+  await trx
+    .updateTable('devices')
+    .set({ location_id: null, updated_at: now })
+    .where((eb) => eb.and(ownedBy(auth)))
+    .where('location_id', '=', locationId)
+    .execute()
+  return devices
+}

@@ -1,0 +1,80 @@
+import type { Selectable } from 'kysely'
+import type { Executor, Trx } from '../../db/connection.js'
+import { supportsRowLocks } from '../../db/connection.js'
+import type { LocationsTable } from '../../db/schema.js'
+import { otherModeOf, ownedBy } from '../../db/scope.js'
+import type { AuthContext } from '../../http/auth.js'
+import { toIso } from '../../lib/time.js'
+import type { Location } from './schemas.js'
+
+export type LocationRow = Selectable<LocationsTable>
+
+export function toLocation(row: LocationRow): Location {
+  return {
+    object: 'location',
+    id: row.id,
+    name: row.name,
+    timezone: row.timezone,
+    address: row.address,
+    livemode: row.livemode === 1,
+    created: toIso(row.created_at),
+    updated: toIso(row.updated_at),
+  }
+}
+
+function owned(db: Executor, auth: AuthContext) {
+  return db
+    .selectFrom('locations')
+    .selectAll()
+    .where((eb) => eb.and(ownedBy(auth)))
+}
+
+export async function findLocation(db: Executor, auth: AuthContext, id: string, lock = false) {
+  return owned(db, auth)
+    .where('id', '=', id)
+    .$if(lock && supportsRowLocks(db), (q) => q.forUpdate())
+    .executeTakeFirst()
+}
+
+/** At most two rows: enough to tell "none", "one" and "ambiguous" apart. */
+export async function findLocationsByName(db: Executor, auth: AuthContext, name: string) {
+  return owned(db, auth).where('name', '=', name).limit(2).execute()
+}
+
+export async function locationExistsInOtherMode(db: Executor, auth: AuthContext, where: { id?: string; name?: string }) {
+  const row = await db
+    .selectFrom('locations')
+    .select('id')
+    .where((eb) => eb.and(otherModeOf(auth)))
+    .$if(where.id !== undefined, (q) => q.where('id', '=', where.id ?? ''))
+    .$if(where.name !== undefined, (q) => q.where('name', '=', where.name ?? ''))
+    .executeTakeFirst()
+  return row !== undefined
+}
+
+export async function insertLocation(trx: Trx, row: LocationRow) {
+  await trx.insertInto('locations').values(row).execute()
+}
+
+export async function updateLocationRow(trx: Trx, id: string, changes: Partial<LocationRow>) {
+  await trx.updateTable('locations').set(changes).where('id', '=', id).execute()
+}
+
+export async function deleteLocationRow(trx: Trx, id: string) {
+  await trx.deleteFrom('locations').where('id', '=', id).execute()
+}
+
+export async function listLocationRows(
+  db: Executor,
+  auth: AuthContext,
+  filters: { name?: string },
+  beforeId: string | undefined,
+  take: number,
+) {
+  return owned(db, auth)
+    .$if(filters.name !== undefined, (q) => q.where('name', '=', filters.name ?? ''))
+    .$if(beforeId !== undefined, (q) => q.where('id', '<', beforeId ?? ''))
+    .orderBy('id', 'desc')
+    .limit(take)
+    .execute()
+}

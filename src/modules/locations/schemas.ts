@@ -1,0 +1,40 @@
+import { type Static, Type } from 'typebox'
+import { paginationQuery } from '../../http/pagination.js'
+import { nullableString, Timestamp } from '../../http/schemas.js'
+
+const name = Type.String({ minLength: 1, maxLength: 200, description: 'Not unique: two locations may share a name.' })
+const timezone = Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone, e.g. Europe/Paris.' })
+const address = nullableString({ maxLength: 500 })
+
+export const Location = Type.Object(
+  {
+    object: Type.Literal('location'),
+    id: Type.String({ description: 'Prefix `loc_`.' }),
+    name: Type.String(),
+    timezone: Type.String(),
+    address: Type.Union([Type.String(), Type.Null()]),
+    livemode: Type.Boolean(),
+    created: Timestamp,
+    updated: Timestamp,
+  },
+  { additionalProperties: false },
+)
+export type Location = Static<typeof Location>
+
+export const CreateLocationBody = Type.Object(
+  { name, timezone: Type.Optional(timezone), address: Type.Optional(address) },
+  { additionalProperties: false },
+)
+export type CreateLocationBody = Static<typeof CreateLocationBody>
+
+export const UpdateLocationBody = Type.Object(
+  { name: Type.Optional(name), timezone: Type.Optional(timezone), address: Type.Optional(address) },
+  { additionalProperties: false },
+)
+export type UpdateLocationBody = Static<typeof UpdateLocationBody>
+
+export const ListLocationsQuery = Type.Object(
+  { ...paginationQuery, name: Type.Optional(Type.String({ maxLength: 200 })) },
+  { additionalProperties: false },
+)
+export type ListLocationsQuery = Static<typeof ListLocationsQuery>
