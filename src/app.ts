@@ -16,6 +16,8 @@ import { validatorCompiler } from './http/validation.js'
 import { deviceRoutes } from './modules/devices/routes.js'
 import { locationRoutes } from './modules/locations/routes.js'
 import { operatorRoutes } from './modules/operators/routes.js'
+import { scanRoutes } from './modules/scans/routes.js'
+import { sessionRoutes } from './modules/sessions/routes.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -96,6 +98,8 @@ export async function buildApp({ config, db, redis }: AppDependencies): Promise<
   await app.register(operatorRoutes)
   await app.register(locationRoutes)
   await app.register(deviceRoutes)
+  await app.register(sessionRoutes)
+  await app.register(scanRoutes)
 
   const purge = setInterval(() => {
     purgeExpiredIdempotencyKeys(db).catch((error: unknown) =>

@@ -107,10 +107,16 @@ function parseInstant(value: string): Date {
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  const known =
+  const code = (error as { code?: unknown })?.code
+  const usage =
     error instanceof UsageError ||
     error instanceof ConfigError ||
-    (error as { code?: string })?.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION'
-  console.error(known && error instanceof Error ? error.message : error)
-  process.exit(known ? 2 : 1)
+    (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_'))
+  // An error with a code (ECONNREFUSED, a PostgreSQL SQLSTATE, SQLITE_*, EADDRINUSE…) is about the
+  // environment, not a bug: one line, no stack. Anything else is unexpected and keeps its stack.
+  const operational = usage || typeof code === 'string'
+  console.error(
+    operational && error instanceof Error ? error.message || `${error.name}: ${String(code)}` : error,
+  )
+  process.exit(usage ? 2 : 1)
 })

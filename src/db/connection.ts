@@ -1,7 +1,17 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import SQLite from 'better-sqlite3'
-import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, type Transaction } from 'kysely'
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  Kysely,
+  PostgresAdapter,
+  PostgresDialect,
+  SqliteDialect,
+  SqliteDriver,
+  type Transaction,
+} from 'kysely'
 import pg from 'pg'
 import type { Database } from './schema.js'
 
@@ -35,7 +45,24 @@ function sqliteDialect(url: string): SqliteDialect {
   sqlite.pragma('busy_timeout = 5000')
   sqlite.pragma('synchronous = NORMAL')
   sqlite.pragma('foreign_keys = ON')
-  return new SqliteDialect({ database: sqlite })
+  return new ImmediateSqliteDialect({ database: sqlite })
+}
+
+/**
+ * Every transaction of ours writes. `BEGIN IMMEDIATE` takes the write lock at the start, so a second
+ * process (the CLI beside the server) waits its turn under busy_timeout instead of failing with
+ * SQLITE_BUSY when its read snapshot would have to be upgraded to a write.
+ */
+class ImmediateSqliteDialect extends SqliteDialect {
+  override createDriver(): Driver {
+    const driver = super.createDriver()
+    if (driver instanceof SqliteDriver) {
+      driver.beginTransaction = async (connection: DatabaseConnection) => {
+        await connection.executeQuery(CompiledQuery.raw('begin immediate'))
+      }
+    }
+    return driver
+  }
 }
 
 function postgresDialect(url: string): PostgresDialect {

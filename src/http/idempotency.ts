@@ -170,7 +170,12 @@ function readKey(request: FastifyRequest): string | undefined {
 /** What a key is bound to: the method, the path and the body (key order does not matter). */
 function fingerprint(request: FastifyRequest): string {
   const path = request.url.split('?')[0] ?? request.url
+  return requestFingerprint(request.method, path, request.body)
+}
+
+/** The fingerprint of a request by its parts; exported so tests can stage a stored key. */
+export function requestFingerprint(method: string, path: string, body: unknown): string {
   return createHash('sha256')
-    .update(`${request.method} ${path}\n${canonicalJson(request.body ?? null)}`)
+    .update(`${method} ${path}\n${canonicalJson(body ?? null)}`)
     .digest('hex')
 }

@@ -34,8 +34,18 @@ export interface ResourceDefinition<
   find: (db: Executor, auth: AuthContext, id: string) => Promise<Row | undefined>
   update: (trx: Trx, auth: AuthContext, id: string, body: Static<Update>) => Promise<Api>
   /** Absent for resources that cannot be deleted. */
-  remove?: { summary: string; response: TSchema; run: (trx: Trx, auth: AuthContext, id: string) => Promise<unknown> }
-  list: (db: Executor, auth: AuthContext, query: Static<Query>, beforeId: string | undefined, take: number) => Promise<Row[]>
+  remove?: {
+    summary: string
+    response: TSchema
+    run: (trx: Trx, auth: AuthContext, id: string) => Promise<unknown>
+  }
+  list: (
+    db: Executor,
+    auth: AuthContext,
+    query: Static<Query>,
+    beforeId: string | undefined,
+    take: number,
+  ) => Promise<Row[]>
   toApi: (row: Row) => Api
 }
 
@@ -64,14 +74,21 @@ export function registerResourceRoutes<
       },
     },
     (request, reply) =>
-      app.creates.run(request, reply, (trx) => def.create(trx, requireAuth(request), request.body as Static<Create>)),
+      app.creates.run(request, reply, (trx) =>
+        def.create(trx, requireAuth(request), request.body as Static<Create>),
+      ),
   )
 
   app.get(
     byId,
     {
       config: read,
-      schema: { tags, summary: `Retrieve a ${def.name}`, params: IdParams, response: { 200: def.schema, ...errorResponses(404) } },
+      schema: {
+        tags,
+        summary: `Retrieve a ${def.name}`,
+        params: IdParams,
+        response: { 200: def.schema, ...errorResponses(404) },
+      },
     },
     async (request) => {
       const row = await def.find(app.db, requireAuth(request), request.params.id)
@@ -95,7 +112,9 @@ export function registerResourceRoutes<
     (request) =>
       app.db
         .transaction()
-        .execute((trx) => def.update(trx, requireAuth(request), request.params.id, request.body as Static<Update>)),
+        .execute((trx) =>
+          def.update(trx, requireAuth(request), request.params.id, request.body as Static<Update>),
+        ),
   )
 
   const remove = def.remove
@@ -104,9 +123,15 @@ export function registerResourceRoutes<
       byId,
       {
         config: write,
-        schema: { tags, summary: remove.summary, params: IdParams, response: { 200: remove.response, ...errorResponses(404) } },
+        schema: {
+          tags,
+          summary: remove.summary,
+          params: IdParams,
+          response: { 200: remove.response, ...errorResponses(404) },
+        },
       },
-      (request) => app.db.transaction().execute((trx) => remove.run(trx, requireAuth(request), request.params.id)),
+      (request) =>
+        app.db.transaction().execute((trx) => remove.run(trx, requireAuth(request), request.params.id)),
     )
   }
 

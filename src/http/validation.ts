@@ -26,6 +26,8 @@ export function validationToApiError(
   if (context === 'body' && base === '' && issue.keyword === 'type') {
     return errors.badRequest('The request body must be a JSON object.', 'invalid_body')
   }
+  // A cursor is opaque: one the schema refuses (too long, repeated) is malformed, like a forged one.
+  if (context === 'querystring' && base === 'cursor') return errors.invalidCursor()
   switch (issue.keyword) {
     case 'required': {
       const param = join(base, String(params.missingProperty))

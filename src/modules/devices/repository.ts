@@ -79,7 +79,12 @@ export async function listDeviceRows(
 }
 
 /** Detaches every device of a deleted location in one statement; returns them as they were. */
-export async function detachDevicesFromLocation(trx: Trx, auth: AuthContext, locationId: string, now: number) {
+export async function detachDevicesFromLocation(
+  trx: Trx,
+  auth: AuthContext,
+  locationId: string,
+  now: number,
+) {
   const devices = await owned(trx, auth).where('location_id', '=', locationId).execute()
   if (devices.length === 0) return devices
   await trx

@@ -47,7 +47,12 @@ export async function createDevice(trx: Trx, auth: AuthContext, input: CreateDev
   return device
 }
 
-export async function updateDevice(trx: Trx, auth: AuthContext, id: string, input: UpdateDeviceBody): Promise<Device> {
+export async function updateDevice(
+  trx: Trx,
+  auth: AuthContext,
+  id: string,
+  input: UpdateDeviceBody,
+): Promise<Device> {
   const current = await findDevice(trx, auth, id, true)
   if (!current) throw errors.notFound('device', id)
   const changes = changedFields(current, {
@@ -58,7 +63,13 @@ export async function updateDevice(trx: Trx, auth: AuthContext, id: string, inpu
   const updated: DeviceRow = { ...current, ...changes, updated_at: Date.now() }
   await updateDeviceRow(trx, id, { ...changes, updated_at: updated.updated_at })
   const device = toDevice(updated)
-  await recordEvent(trx, auth, 'device.updated', device, previousAttributes(toDevice(current), Object.keys(changes)))
+  await recordEvent(
+    trx,
+    auth,
+    'device.updated',
+    device,
+    previousAttributes(toDevice(current), Object.keys(changes)),
+  )
   return device
 }
 
@@ -75,6 +86,7 @@ export async function deleteDevice(trx: Trx, auth: AuthContext, id: string) {
 export async function resolveDevice(db: Executor, auth: AuthContext, code: string, param = 'device_id') {
   const device = await findDeviceByCode(db, auth, code)
   if (device) return device
-  if (await deviceCodeExistsInOtherMode(db, auth, code)) throw errors.crossModeReference(param, 'device', code)
+  if (await deviceCodeExistsInOtherMode(db, auth, code))
+    throw errors.crossModeReference(param, 'device', code)
   throw errors.validation('unknown_device', param, `No device has the code '${code}'.`)
 }

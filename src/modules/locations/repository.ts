@@ -41,7 +41,11 @@ export async function findLocationsByName(db: Executor, auth: AuthContext, name:
   return owned(db, auth).where('name', '=', name).limit(2).execute()
 }
 
-export async function locationExistsInOtherMode(db: Executor, auth: AuthContext, where: { id?: string; name?: string }) {
+export async function locationExistsInOtherMode(
+  db: Executor,
+  auth: AuthContext,
+  where: { id?: string; name?: string },
+) {
   const row = await db
     .selectFrom('locations')
     .select('id')

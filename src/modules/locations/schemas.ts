@@ -2,8 +2,16 @@ import { type Static, Type } from 'typebox'
 import { paginationQuery } from '../../http/pagination.js'
 import { nullableString, Timestamp } from '../../http/schemas.js'
 
-const name = Type.String({ minLength: 1, maxLength: 200, description: 'Not unique: two locations may share a name.' })
-const timezone = Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone, e.g. Europe/Paris.' })
+const name = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  description: 'Not unique: two locations may share a name.',
+})
+const timezone = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  description: 'IANA time zone, e.g. Europe/Paris.',
+})
 const address = nullableString({ maxLength: 500 })
 
 export const Location = Type.Object(

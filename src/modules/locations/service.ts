@@ -21,12 +21,20 @@ import type { CreateLocationBody, Location, UpdateLocationBody } from './schemas
 function timezoneOf(value: string): string {
   const zone = canonicalTimeZone(value)
   if (!zone) {
-    throw errors.validation('invalid_timezone', 'timezone', `Unknown IANA time zone: '${value}' (e.g. Europe/Paris).`)
+    throw errors.validation(
+      'invalid_timezone',
+      'timezone',
+      `Unknown IANA time zone: '${value}' (e.g. Europe/Paris).`,
+    )
   }
   return zone
 }
 
-export async function createLocation(trx: Trx, auth: AuthContext, input: CreateLocationBody): Promise<Location> {
+export async function createLocation(
+  trx: Trx,
+  auth: AuthContext,
+  input: CreateLocationBody,
+): Promise<Location> {
   const now = Date.now()
   const row: LocationRow = {
     id: newId('loc'),
@@ -61,7 +69,13 @@ export async function updateLocation(
   const updated: LocationRow = { ...current, ...changes, updated_at: Date.now() }
   await updateLocationRow(trx, id, { ...changes, updated_at: updated.updated_at })
   const location = toLocation(updated)
-  await recordEvent(trx, auth, 'location.updated', location, previousAttributes(toLocation(current), Object.keys(changes)))
+  await recordEvent(
+    trx,
+    auth,
+    'location.updated',
+    location,
+    previousAttributes(toLocation(current), Object.keys(changes)),
+  )
   return location
 }
 
@@ -102,9 +116,21 @@ export async function resolveLocation(
       : await findLocationsByName(db, auth, value)
   const [first, second] = found
   if (first && second) {
-    throw errors.validation('ambiguous_location', param, `More than one location is named '${value}'; use location_id.`)
+    throw errors.validation(
+      'ambiguous_location',
+      param,
+      `More than one location is named '${value}'; use location_id.`,
+    )
+  }
+  if (first && ref.id !== undefined && ref.name !== undefined && first.name !== ref.name) {
+    throw errors.validation(
+      'conflicting_params',
+      params.name,
+      `${params.name} '${ref.name}' does not name location ${first.id} ('${first.name}'); send one of them.`,
+    )
   }
   if (first) return first
-  if (await locationExistsInOtherMode(db, auth, ref)) throw errors.crossModeReference(param, 'location', value)
+  if (await locationExistsInOtherMode(db, auth, ref))
+    throw errors.crossModeReference(param, 'location', value)
   throw errors.validation('unknown_location', param, `No such location: '${value}'.`)
 }

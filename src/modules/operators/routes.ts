@@ -3,9 +3,15 @@ import type { FastifyInstance } from 'fastify'
 import { requireAuth } from '../../http/auth.js'
 import { errors } from '../../http/errors.js'
 import { listEnvelope } from '../../http/pagination.js'
-import { errorResponses, IdParams } from '../../http/schemas.js'
+import { errorResponses } from '../../http/schemas.js'
 import { findOperator, listOperatorRows, toOperator } from './repository.js'
-import { CreateOperatorBody, ListOperatorsQuery, Operator, UpdateOperatorBody } from './schemas.js'
+import {
+  CreateOperatorBody,
+  ListOperatorsQuery,
+  Operator,
+  OperatorIdParams,
+  UpdateOperatorBody,
+} from './schemas.js'
 import { createOperator, deactivateOperator, updateOperator } from './service.js'
 
 const tags = ['Operators']
@@ -35,7 +41,7 @@ export async function operatorRoutes(instance: FastifyInstance): Promise<void> {
       schema: {
         tags,
         summary: 'Retrieve an operator',
-        params: IdParams,
+        params: OperatorIdParams,
         response: { 200: Operator, ...errorResponses(404) },
       },
     },
@@ -53,7 +59,7 @@ export async function operatorRoutes(instance: FastifyInstance): Promise<void> {
       schema: {
         tags,
         summary: 'Update, rename, relink, deactivate or reactivate an operator',
-        params: IdParams,
+        params: OperatorIdParams,
         body: UpdateOperatorBody,
         response: { 200: Operator, ...errorResponses(404, 413, 415, 422) },
       },
@@ -71,7 +77,7 @@ export async function operatorRoutes(instance: FastifyInstance): Promise<void> {
       schema: {
         tags,
         summary: 'Deactivate an operator (soft delete; past sessions are kept)',
-        params: IdParams,
+        params: OperatorIdParams,
         response: { 200: Operator, ...errorResponses(404) },
       },
     },

@@ -1,0 +1,75 @@
+import type { Selectable } from 'kysely'
+import type { Executor, Trx } from '../../db/connection.js'
+import type { ScansTable } from '../../db/schema.js'
+import { ownedBy } from '../../db/scope.js'
+import type { AuthContext } from '../../http/auth.js'
+import { toIso } from '../../lib/time.js'
+import type { ListScansQuery, Scan } from './schemas.js'
+
+export type ScanRow = Selectable<ScansTable>
+
+export function toScan(row: ScanRow): Scan {
+  return {
+    object: 'scan',
+    id: row.id,
+    device_id: row.device_code,
+    operator_id: row.operator_id,
+    operator_ident: row.operator_ident,
+    time: toIso(row.scanned_at),
+    direction: row.direction,
+    result: row.result,
+    flag_reason: row.flag_reason,
+    session_id: row.session_id,
+    livemode: row.livemode === 1,
+    created: toIso(row.created_at),
+  }
+}
+
+function owned(db: Executor, auth: AuthContext) {
+  return db
+    .selectFrom('scans')
+    .selectAll()
+    .where((eb) => eb.and(ownedBy(auth)))
+}
+
+export async function findScan(db: Executor, auth: AuthContext, id: string) {
+  return owned(db, auth).where('id', '=', id).executeTakeFirst()
+}
+
+/** The operator's accepted scan nearest in time to `at` within ±window: what a duplicate repeats. */
+export async function findAcceptedScanNear(
+  trx: Trx,
+  auth: AuthContext,
+  operatorId: string,
+  at: number,
+  windowMs: number,
+) {
+  return owned(trx, auth)
+    .where('operator_id', '=', operatorId)
+    .where('scanned_at', '>', at - windowMs)
+    .where('scanned_at', '<', at + windowMs)
+    .where('result', '!=', 'flagged')
+    .limit(1)
+    .executeTakeFirst()
+}
+
+export async function insertScan(trx: Trx, row: ScanRow) {
+  await trx.insertInto('scans').values(row).execute()
+}
+
+export async function listScanRows(
+  db: Executor,
+  auth: AuthContext,
+  f: Pick<ListScansQuery, 'operator_id' | 'device_id' | 'result'>,
+  beforeId: string | undefined,
+  take: number,
+) {
+  return owned(db, auth)
+    .$if(f.operator_id !== undefined, (q) => q.where('operator_id', '=', f.operator_id ?? ''))
+    .$if(f.device_id !== undefined, (q) => q.where('device_code', '=', f.device_id ?? ''))
+    .$if(f.result !== undefined, (q) => q.where('result', '=', f.result ?? 'flagged'))
+    .$if(beforeId !== undefined, (q) => q.where('id', '<', beforeId ?? ''))
+    .orderBy('id', 'desc')
+    .limit(take)
+    .execute()
+}

@@ -1,0 +1,60 @@
+import { type Static, Type } from 'typebox'
+import { paginationQuery } from '../../http/pagination.js'
+import { Timestamp } from '../../http/schemas.js'
+
+const direction = Type.Union([Type.Literal('auto'), Type.Literal('in'), Type.Literal('out')])
+
+export const SCAN_FLAG_REASONS = [
+  'duplicate_scan',
+  'inactive_operator',
+  'no_open_session',
+  'already_checked_in',
+  'invalid_time_range',
+] as const
+export type ScanFlagReason = (typeof SCAN_FLAG_REASONS)[number]
+
+export const Scan = Type.Object(
+  {
+    object: Type.Literal('scan'),
+    id: Type.String({ description: 'Prefix `scn_`.' }),
+    device_id: Type.String({ description: "The device's code." }),
+    operator_id: Type.String(),
+    operator_ident: Type.String(),
+    time: Timestamp,
+    direction,
+    result: Type.Union([Type.Literal('checked_in'), Type.Literal('checked_out'), Type.Literal('flagged')]),
+    flag_reason: Type.Union([Type.String(), Type.Null()]),
+    session_id: Type.Union([Type.String(), Type.Null()], {
+      description: 'The session opened or completed; null when flagged.',
+    }),
+    livemode: Type.Boolean(),
+    created: Timestamp,
+  },
+  { additionalProperties: false },
+)
+export type Scan = Static<typeof Scan>
+
+export const CreateScanBody = Type.Object(
+  {
+    device_id: Type.String({ minLength: 1, maxLength: 64, description: "The device's code." }),
+    operator_ident: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    operator_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    time: Type.Optional(Type.String({ maxLength: 64, description: 'ISO-8601 with a zone; default now.' })),
+    direction: Type.Optional(direction),
+  },
+  { additionalProperties: false },
+)
+export type CreateScanBody = Static<typeof CreateScanBody>
+
+export const ListScansQuery = Type.Object(
+  {
+    ...paginationQuery,
+    operator_id: Type.Optional(Type.String({ maxLength: 64 })),
+    device_id: Type.Optional(Type.String({ maxLength: 64 })),
+    result: Type.Optional(
+      Type.Union([Type.Literal('checked_in'), Type.Literal('checked_out'), Type.Literal('flagged')]),
+    ),
+  },
+  { additionalProperties: false },
+)
+export type ListScansQuery = Static<typeof ListScansQuery>

@@ -1,0 +1,67 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance } from 'fastify'
+import { Type } from 'typebox'
+import { requireAuth } from '../../http/auth.js'
+import { errors } from '../../http/errors.js'
+import { listEnvelope, paginationQuery } from '../../http/pagination.js'
+import { registerResourceRoutes } from '../../http/resource-routes.js'
+import { deletedObject, errorResponses, IdParams } from '../../http/schemas.js'
+import { findSession, listRevisionRows, sessionEverExisted, toRevision, toSession } from './repository.js'
+import {
+  CreateSessionBody,
+  ListSessionsQuery,
+  Session,
+  SessionRevision,
+  UpdateSessionBody,
+} from './schemas.js'
+import { createSession, deleteSession, listSessions, updateSession } from './service.js'
+
+export async function sessionRoutes(instance: FastifyInstance): Promise<void> {
+  registerResourceRoutes(instance, {
+    path: '/v1/sessions',
+    name: 'session',
+    tag: 'Sessions',
+    scope: 'sessions',
+    schema: Session,
+    createBody: CreateSessionBody,
+    updateBody: UpdateSessionBody,
+    listQuery: ListSessionsQuery,
+    create: createSession,
+    find: findSession,
+    update: updateSession,
+    remove: {
+      summary: 'Delete a session (its revisions are kept)',
+      response: deletedObject('session'),
+      run: deleteSession,
+    },
+    list: listSessions,
+    toApi: toSession,
+  })
+
+  const app = instance.withTypeProvider<TypeBoxTypeProvider>()
+  app.get(
+    '/v1/sessions/:id/revisions',
+    {
+      config: { scope: 'sessions:read' },
+      schema: {
+        tags: ['Sessions'],
+        summary: "A session's edit history, newest first (kept after the session is deleted)",
+        params: IdParams,
+        querystring: Type.Object(paginationQuery, { additionalProperties: false }),
+        response: { 200: listEnvelope(SessionRevision), ...errorResponses(404) },
+      },
+    },
+    async (request) => {
+      const auth = requireAuth(request)
+      const { id } = request.params
+      if (!(await sessionEverExisted(app.db, auth, id))) throw errors.notFound('session', id)
+      return app.paginator.page(
+        `session_revisions:${id}`,
+        auth,
+        request.query,
+        (beforeId, take) => listRevisionRows(app.db, auth, id, beforeId, take),
+        toRevision,
+      )
+    },
+  )
+}

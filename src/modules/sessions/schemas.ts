@@ -1,0 +1,113 @@
+import { type Static, Type } from 'typebox'
+import { paginationQuery } from '../../http/pagination.js'
+import { nullableString, Timestamp } from '../../http/schemas.js'
+
+const timeInput = Type.Object(
+  { time: Type.String({ maxLength: 64, description: 'ISO-8601 with a zone designator (Z or ±hh:mm).' }) },
+  { additionalProperties: false },
+)
+const timeOutput = Type.Object({ time: Timestamp }, { additionalProperties: false })
+const ref = (description: string, maxLength = 64) => Type.String({ minLength: 1, maxLength, description })
+
+const settable = {
+  operator_ident: Type.Optional(ref('Resolves to an operator by its ident.')),
+  operator_id: Type.Optional(ref('Resolves to an operator by its id.')),
+  location_name: Type.Optional(
+    ref('Resolves to a location by name (422 ambiguous_location if shared).', 200),
+  ),
+  break_minutes: Type.Optional(
+    Type.Integer({ minimum: 0, maximum: 100_000, description: 'Minutes of break.' }),
+  ),
+  notes: Type.Optional(nullableString({ maxLength: 2000 })),
+}
+
+export const Session = Type.Object(
+  {
+    object: Type.Literal('session'),
+    id: Type.String({ description: 'Prefix `ses_`.' }),
+    operator_id: Type.String(),
+    operator_ident: Type.String(),
+    device_id: Type.String({ description: "The device's code." }),
+    location_id: Type.Union([Type.String(), Type.Null()]),
+    check_in: timeOutput,
+    check_out: Type.Union([timeOutput, Type.Null()], {
+      description: 'null while a scanned session is open.',
+    }),
+    break_minutes: Type.Integer(),
+    notes: Type.Union([Type.String(), Type.Null()]),
+    total_hours: Type.Union([Type.Number(), Type.Null()], {
+      description:
+        '(check_out − check_in in minutes − break_minutes) / 60, rounded half-up to 2 decimals; null while open.',
+    }),
+    is_flagged: Type.Boolean(),
+    flag_reason: Type.Union([Type.String(), Type.Null()]),
+    source: Type.Union([Type.Literal('api'), Type.Literal('scan')]),
+    status: Type.Union([Type.Literal('open'), Type.Literal('completed')]),
+    livemode: Type.Boolean(),
+    created: Timestamp,
+    updated: Timestamp,
+  },
+  { additionalProperties: false },
+)
+export type Session = Static<typeof Session>
+
+export const CreateSessionBody = Type.Object(
+  {
+    ...settable,
+    device_id: ref("The device's code."),
+    location_id: Type.Optional(ref('Resolves to a location by id.')),
+    check_in: timeInput,
+    check_out: timeInput,
+  },
+  { additionalProperties: false },
+)
+export type CreateSessionBody = Static<typeof CreateSessionBody>
+
+export const UpdateSessionBody = Type.Object(
+  {
+    ...settable,
+    device_id: Type.Optional(ref("The device's code.")),
+    location_id: Type.Optional(
+      nullableString({ minLength: 1, maxLength: 64, description: 'null removes the location.' }),
+    ),
+    check_in: Type.Optional(timeInput),
+    check_out: Type.Optional(timeInput),
+  },
+  { additionalProperties: false },
+)
+export type UpdateSessionBody = Static<typeof UpdateSessionBody>
+
+export const ListSessionsQuery = Type.Object(
+  {
+    ...paginationQuery,
+    operator_id: Type.Optional(Type.String({ maxLength: 64 })),
+    device_id: Type.Optional(Type.String({ maxLength: 64, description: "A device's code." })),
+    location_id: Type.Optional(Type.String({ maxLength: 64 })),
+    is_flagged: Type.Optional(Type.Boolean()),
+    status: Type.Optional(Type.Union([Type.Literal('open'), Type.Literal('completed')])),
+    check_in_from: Type.Optional(
+      Type.String({ maxLength: 64, description: 'Sessions whose check-in is at or after this instant.' }),
+    ),
+    check_in_to: Type.Optional(
+      Type.String({ maxLength: 64, description: 'Sessions whose check-in is before this instant.' }),
+    ),
+  },
+  { additionalProperties: false },
+)
+export type ListSessionsQuery = Static<typeof ListSessionsQuery>
+
+export const SessionRevision = Type.Object(
+  {
+    object: Type.Literal('session_revision'),
+    id: Type.String({ description: 'Prefix `rev_`.' }),
+    session_id: Type.String(),
+    action: Type.String({ description: 'created, updated, deleted, checked_in, checked_out or closed.' }),
+    key_id: Type.String({ description: 'The API key that made the change.' }),
+    livemode: Type.Boolean(),
+    created: Timestamp,
+    before: Type.Union([Session, Type.Null()]),
+    after: Type.Union([Session, Type.Null()]),
+  },
+  { additionalProperties: false },
+)
+export type SessionRevision = Static<typeof SessionRevision>
