@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import swagger from '@fastify/swagger'
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import type { Redis } from 'ioredis'
 import type { Config } from './config.js'
 import type { Db } from './db/connection.js'
@@ -14,10 +14,13 @@ import { registerRateLimit } from './http/rate-limit.js'
 import { ErrorEnvelope } from './http/schemas.js'
 import { validatorCompiler } from './http/validation.js'
 import { deviceRoutes } from './modules/devices/routes.js'
+import { eventRoutes } from './modules/events/routes.js'
 import { locationRoutes } from './modules/locations/routes.js'
 import { operatorRoutes } from './modules/operators/routes.js'
 import { scanRoutes } from './modules/scans/routes.js'
 import { sessionRoutes } from './modules/sessions/routes.js'
+import { webhookRoutes } from './modules/webhooks/routes.js'
+import { WebhookWorker } from './modules/webhooks/worker.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -100,6 +103,12 @@ export async function buildApp({ config, db, redis }: AppDependencies): Promise<
   await app.register(deviceRoutes)
   await app.register(sessionRoutes)
   await app.register(scanRoutes)
+  await app.register(eventRoutes)
+
+  // The API always has a worker for resend; it polls for deliveries only with WORKER=inline.
+  const worker = createWorker(config, db, app.log)
+  await app.register(webhookRoutes({ urlPolicy: { allowPrivate: config.webhookAllowPrivateUrls }, worker }))
+  if (config.worker === 'inline') app.addHook('onReady', async () => worker.start())
 
   const purge = setInterval(() => {
     purgeExpiredIdempotencyKeys(db).catch((error: unknown) =>
@@ -109,8 +118,22 @@ export async function buildApp({ config, db, redis }: AppDependencies): Promise<
   purge.unref()
   app.addHook('onClose', async () => {
     clearInterval(purge)
+    await worker.stop()
     await db.destroy()
     if (redis) await redis.quit().catch(() => redis.disconnect())
   })
   return app
+}
+
+export function createWorker(config: Config, db: Db, log: FastifyBaseLogger): WebhookWorker {
+  return new WebhookWorker(
+    db,
+    {
+      timeoutMs: config.webhookTimeoutMs,
+      backoffScale: config.webhookBackoffScale,
+      disableThreshold: config.webhookDisableThreshold,
+      allowPrivateUrls: config.webhookAllowPrivateUrls,
+    },
+    log,
+  )
 }

@@ -15,6 +15,9 @@ export interface Database {
   sessions: SessionsTable
   session_revisions: SessionRevisionsTable
   scans: ScansTable
+  webhook_endpoints: WebhookEndpointsTable
+  webhook_deliveries: WebhookDeliveriesTable
+  webhook_attempts: WebhookAttemptsTable
 }
 
 export type Flag = 0 | 1
@@ -67,6 +70,8 @@ export interface EventsTable {
   created_at: number
   /** The whole event envelope as JSON, exactly as it is delivered and listed. */
   payload: string
+  /** When the dispatcher turned the event into deliveries; null until then. */
+  dispatched_at: number | null
 }
 
 export interface OperatorsTable {
@@ -158,4 +163,53 @@ export interface ScansTable {
   flag_reason: string | null
   session_id: string | null
   created_at: number
+}
+
+export interface WebhookEndpointsTable {
+  id: string
+  account_id: string
+  livemode: Flag
+  url: string
+  description: string | null
+  /** JSON array of patterns: exact types, `<resource>.*`, `*`. */
+  enabled_events: string
+  status: 'enabled' | 'disabled'
+  disabled_reason: string | null
+  /** The signing secret. Kept in clear: signing needs it, unlike API keys, which only need checking. */
+  secret: string
+  /** The secret before the last rotation, still signed with until it expires. */
+  previous_secret: string | null
+  previous_secret_expires_at: number | null
+  /** Deliveries that exhausted their attempts since the last 2xx. */
+  consecutive_failures: number
+  created_at: number
+  updated_at: number
+}
+
+export interface WebhookDeliveriesTable {
+  id: string
+  account_id: string
+  livemode: Flag
+  endpoint_id: string
+  event_id: string
+  event_type: string
+  status: 'pending' | 'succeeded' | 'failed'
+  /** Scheduled attempts made so far (resends are not counted). */
+  scheduled_attempts: number
+  next_attempt_at: number | null
+  /** A worker's lease on the delivery while it sends; an expired lease can be taken over. */
+  locked_until: number | null
+  created_at: number
+  updated_at: number
+}
+
+export interface WebhookAttemptsTable {
+  id: string
+  delivery_id: string
+  kind: 'scheduled' | 'resend'
+  attempted_at: number
+  status_code: number | null
+  duration_ms: number
+  error: string | null
+  response_excerpt: string | null
 }

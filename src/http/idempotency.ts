@@ -31,12 +31,17 @@ interface KeyScope {
 export class CreateRunner {
   constructor(private readonly db: Db) {}
 
-  async run<T>(request: FastifyRequest, reply: FastifyReply, create: (trx: Trx) => Promise<T>): Promise<T> {
+  async run<T>(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    create: (trx: Trx) => Promise<T>,
+    successStatus = 201,
+  ): Promise<T> {
     const auth = requireAuth(request)
     const key = readKey(request)
     if (key === undefined) {
       const result = await this.db.transaction().execute(create)
-      reply.code(201)
+      reply.code(successStatus)
       return result
     }
     const scope: KeyScope = { accountId: auth.accountId, livemode: auth.livemode ? 1 : 0, key }
@@ -50,10 +55,10 @@ export class CreateRunner {
     try {
       const result = await this.db.transaction().execute(async (trx) => {
         const created = await create(trx)
-        await this.complete(trx, scope, claim.token, 201, JSON.stringify(created))
+        await this.complete(trx, scope, claim.token, successStatus, JSON.stringify(created))
         return created
       })
-      reply.code(201)
+      reply.code(successStatus)
       return result
     } catch (error) {
       if (error instanceof ApiError && error.status < 500 && error.type !== 'validation_error') {

@@ -27,6 +27,8 @@ export interface ResourceDefinition<
   tag: string
   scope: ScopeResource
   schema: TSchema
+  /** The create answer when it differs from `schema` (a webhook endpoint shows its secret once). */
+  createResponse?: TSchema
   createBody: Create
   updateBody: Update
   listQuery: Query
@@ -70,7 +72,7 @@ export function registerResourceRoutes<
         tags,
         summary: `Create a ${def.name}`,
         body: def.createBody,
-        response: { 201: def.schema, ...errorResponses(409, 413, 415, 422) },
+        response: { 201: def.createResponse ?? def.schema, ...errorResponses(409, 413, 415, 422) },
       },
     },
     (request, reply) =>

@@ -1,6 +1,18 @@
 import { monotonicFactory } from 'ulid'
 
-export type IdPrefix = 'acct' | 'key' | 'op' | 'ses' | 'dev' | 'loc' | 'scn' | 'we' | 'whd' | 'evt' | 'rev'
+export type IdPrefix =
+  | 'acct'
+  | 'key'
+  | 'op'
+  | 'ses'
+  | 'dev'
+  | 'loc'
+  | 'scn'
+  | 'we'
+  | 'whd'
+  | 'wha'
+  | 'evt'
+  | 'rev'
 
 // ULIDs sort by creation time, and the monotonic factory keeps that order within one millisecond in
 // this process, which is what keyset pagination on `id` relies on.

@@ -5,7 +5,7 @@ import { type Config, loadConfig } from '../../src/config.js'
 import { type Db, openDatabase } from '../../src/db/connection.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import type { Scope } from '../../src/modules/keys/scopes.js'
-import { createKey, type CreatedKey, type Mode } from '../../src/modules/keys/service.js'
+import { type CreatedKey, createKey, type Mode } from '../../src/modules/keys/service.js'
 import { createTestDatabase, type TestDatabase } from './database.js'
 
 export interface TestApp {
@@ -36,6 +36,8 @@ export async function buildTestApp(
     databaseUrl: database.url,
     logLevel: 'silent',
     rateLimitMax: 1_000_000,
+    // Webhook suites turn the inline worker on; others need no background polling.
+    worker: 'off',
     ...overrides,
   }
   const { db } = openDatabase(config.databaseUrl)
@@ -80,7 +82,12 @@ export class ApiClient {
   }
 
   post<T = Record<string, unknown>>(url: string, body?: unknown, headers: Record<string, string> = {}) {
-    return this.request<T>({ method: 'POST', url, headers, ...(body === undefined ? {} : { payload: body as object }) })
+    return this.request<T>({
+      method: 'POST',
+      url,
+      headers,
+      ...(body === undefined ? {} : { payload: body as object }),
+    })
   }
 
   patch<T = Record<string, unknown>>(url: string, body: unknown, headers: Record<string, string> = {}) {
@@ -93,7 +100,8 @@ export class ApiClient {
 
   async request<T>(options: InjectOptions): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = { ...(options.headers as Record<string, string>) }
-    if (this.secret !== undefined && headers.authorization === undefined) headers.authorization = `Bearer ${this.secret}`
+    if (this.secret !== undefined && headers.authorization === undefined)
+      headers.authorization = `Bearer ${this.secret}`
     const raw = await this.app.inject({ ...options, headers })
     const text = raw.body
     let body: unknown = text
@@ -107,6 +115,12 @@ export class ApiClient {
 }
 
 /** Asserts nothing itself; returns the error envelope of a response for `expect` calls. */
-export function errorOf(response: ApiResponse): { type: string; message: string; request_id: string; code?: string; param?: string } {
+export function errorOf(response: ApiResponse): {
+  type: string
+  message: string
+  request_id: string
+  code?: string
+  param?: string
+} {
   return (response.body as { error: ReturnType<typeof errorOf> }).error
 }

@@ -1,0 +1,221 @@
+import type { Selectable } from 'kysely'
+import type { Db, Executor, Trx } from '../../db/connection.js'
+import { supportsRowLocks } from '../../db/connection.js'
+import type { WebhookAttemptsTable, WebhookDeliveriesTable, WebhookEndpointsTable } from '../../db/schema.js'
+import { ownedBy } from '../../db/scope.js'
+import type { AuthContext } from '../../http/auth.js'
+import { toIso, toIsoOrNull } from '../../lib/time.js'
+import type { WebhookAttempt, WebhookDelivery, WebhookEndpoint } from './schemas.js'
+
+export type EndpointRow = Selectable<WebhookEndpointsTable>
+export type DeliveryRow = Selectable<WebhookDeliveriesTable>
+export type AttemptRow = Selectable<WebhookAttemptsTable>
+
+export function toEndpoint(row: EndpointRow): WebhookEndpoint {
+  return {
+    object: 'webhook_endpoint',
+    id: row.id,
+    url: row.url,
+    enabled_events: JSON.parse(row.enabled_events) as string[],
+    description: row.description,
+    status: row.status,
+    disabled_reason: row.disabled_reason,
+    livemode: row.livemode === 1,
+    created: toIso(row.created_at),
+    updated: toIso(row.updated_at),
+  }
+}
+
+export function toAttempt(row: AttemptRow): WebhookAttempt {
+  return {
+    attempted_at: toIso(row.attempted_at),
+    kind: row.kind,
+    status_code: row.status_code,
+    duration_ms: row.duration_ms,
+    error: row.error,
+    response_excerpt: row.response_excerpt,
+  }
+}
+
+export function toDelivery(row: DeliveryRow, attempts: AttemptRow[]): WebhookDelivery {
+  return {
+    object: 'webhook_delivery',
+    id: row.id,
+    endpoint_id: row.endpoint_id,
+    event_id: row.event_id,
+    event_type: row.event_type,
+    status: row.status,
+    attempts: attempts.map(toAttempt),
+    next_attempt_at: toIsoOrNull(row.next_attempt_at),
+    livemode: row.livemode === 1,
+    created: toIso(row.created_at),
+    updated: toIso(row.updated_at),
+  }
+}
+
+// ---- endpoints
+
+function ownedEndpoints(db: Executor, auth: AuthContext) {
+  return db
+    .selectFrom('webhook_endpoints')
+    .selectAll()
+    .where((eb) => eb.and(ownedBy(auth)))
+}
+
+export async function findEndpoint(db: Executor, auth: AuthContext, id: string, lock = false) {
+  return ownedEndpoints(db, auth)
+    .where('id', '=', id)
+    .$if(lock && supportsRowLocks(db), (q) => q.forUpdate())
+    .executeTakeFirst()
+}
+
+export async function insertEndpoint(trx: Trx, row: EndpointRow) {
+  await trx.insertInto('webhook_endpoints').values(row).execute()
+}
+
+export async function updateEndpointRow(db: Executor, id: string, changes: Partial<EndpointRow>) {
+  await db.updateTable('webhook_endpoints').set(changes).where('id', '=', id).execute()
+}
+
+export async function deleteEndpointRow(trx: Trx, id: string) {
+  await trx.deleteFrom('webhook_endpoints').where('id', '=', id).execute()
+}
+
+export async function listEndpointRows(
+  db: Executor,
+  auth: AuthContext,
+  _filters: unknown,
+  beforeId: string | undefined,
+  take: number,
+) {
+  return ownedEndpoints(db, auth)
+    .$if(beforeId !== undefined, (q) => q.where('id', '<', beforeId ?? ''))
+    .orderBy('id', 'desc')
+    .limit(take)
+    .execute()
+}
+
+/** Enabled endpoints of the given accounts (both modes), for the dispatcher. */
+export async function enabledEndpointsOf(db: Executor, accountIds: string[]) {
+  if (accountIds.length === 0) return []
+  return db
+    .selectFrom('webhook_endpoints')
+    .selectAll()
+    .where('account_id', 'in', accountIds)
+    .where('status', '=', 'enabled')
+    .execute()
+}
+
+export async function endpointsByIds(db: Executor, ids: string[]) {
+  if (ids.length === 0) return []
+  return db.selectFrom('webhook_endpoints').selectAll().where('id', 'in', ids).execute()
+}
+
+// ---- deliveries
+
+export async function insertDeliveries(trx: Trx, rows: DeliveryRow[]) {
+  if (rows.length === 0) return
+  // A second dispatcher that raced on the same events inserts nothing: one delivery per pair.
+  await trx
+    .insertInto('webhook_deliveries')
+    .values(rows)
+    .onConflict((oc) => oc.columns(['event_id', 'endpoint_id']).doNothing())
+    .execute()
+}
+
+export async function findDelivery(db: Executor, auth: AuthContext, id: string) {
+  return db
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where((eb) => eb.and(ownedBy(auth)))
+    .where('id', '=', id)
+    .executeTakeFirst()
+}
+
+export async function listDeliveryRows(
+  db: Executor,
+  auth: AuthContext,
+  f: { endpoint_id?: string; event_id?: string; status?: DeliveryRow['status'] },
+  beforeId: string | undefined,
+  take: number,
+) {
+  return db
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where((eb) => eb.and(ownedBy(auth)))
+    .$if(f.endpoint_id !== undefined, (q) => q.where('endpoint_id', '=', f.endpoint_id ?? ''))
+    .$if(f.event_id !== undefined, (q) => q.where('event_id', '=', f.event_id ?? ''))
+    .$if(f.status !== undefined, (q) => q.where('status', '=', f.status ?? 'pending'))
+    .$if(beforeId !== undefined, (q) => q.where('id', '<', beforeId ?? ''))
+    .orderBy('id', 'desc')
+    .limit(take)
+    .execute()
+}
+
+/** The attempts of several deliveries in one query (no N+1 on list pages), oldest first. */
+export async function attemptsOf(db: Executor, deliveryIds: string[]): Promise<Map<string, AttemptRow[]>> {
+  const byDelivery = new Map<string, AttemptRow[]>(deliveryIds.map((id) => [id, []]))
+  if (deliveryIds.length === 0) return byDelivery
+  const rows = await db
+    .selectFrom('webhook_attempts')
+    .selectAll()
+    .where('delivery_id', 'in', deliveryIds)
+    .orderBy('id')
+    .execute()
+  for (const row of rows) byDelivery.get(row.delivery_id)?.push(row)
+  return byDelivery
+}
+
+/**
+ * Leases up to `limit` due pending deliveries for this worker. On PostgreSQL `FOR UPDATE SKIP
+ * LOCKED` lets several workers claim disjoint batches without waiting on each other; a lease that
+ * runs out (the worker died mid-attempt) makes the delivery claimable again, so nothing is stranded.
+ */
+export async function claimDueDeliveries(db: Db, now: number, limit: number, leaseMs: number) {
+  return db.transaction().execute(async (trx) => {
+    const due = trx
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where('status', '=', 'pending')
+      .where('next_attempt_at', '<=', now)
+      .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
+      .orderBy('next_attempt_at')
+      .limit(limit)
+      .$if(supportsRowLocks(trx), (q) => q.forUpdate().skipLocked())
+    return trx
+      .updateTable('webhook_deliveries')
+      .set({ locked_until: now + leaseMs })
+      .where('id', 'in', due)
+      .returningAll()
+      .execute()
+  })
+}
+
+export async function insertAttempt(trx: Trx, row: AttemptRow) {
+  await trx.insertInto('webhook_attempts').values(row).execute()
+}
+
+export async function updateDeliveryRow(trx: Trx, id: string, changes: Partial<DeliveryRow>) {
+  await trx.updateTable('webhook_deliveries').set(changes).where('id', '=', id).execute()
+}
+
+/** Stops every pending delivery of an endpoint (auto-disable, delete). */
+export async function failPendingDeliveries(trx: Trx, endpointId: string, now: number) {
+  await trx
+    .updateTable('webhook_deliveries')
+    .set({ status: 'failed', next_attempt_at: null, locked_until: null, updated_at: now })
+    .where('endpoint_id', '=', endpointId)
+    .where('status', '=', 'pending')
+    .execute()
+}
+
+/** Counts one more exhausted delivery, atomically; returns the new count. */
+export async function countExhaustedDelivery(trx: Trx, endpointId: string): Promise<number | undefined> {
+  const row = await trx
+    .updateTable('webhook_endpoints')
+    .set((eb) => ({ consecutive_failures: eb('consecutive_failures', '+', 1) }))
+    .where('id', '=', endpointId)
+    .returning('consecutive_failures')
+    .executeTakeFirst()
+  return row?.consecutive_failures
+}

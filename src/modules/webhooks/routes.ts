@@ -1,0 +1,180 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance } from 'fastify'
+import { requireAuth } from '../../http/auth.js'
+import { errors } from '../../http/errors.js'
+import { listEnvelope } from '../../http/pagination.js'
+import { registerResourceRoutes } from '../../http/resource-routes.js'
+import { deletedObject, errorResponses, IdParams } from '../../http/schemas.js'
+import {
+  attemptsOf,
+  findDelivery,
+  findEndpoint,
+  listDeliveryRows,
+  listEndpointRows,
+  toDelivery,
+  toEndpoint,
+} from './repository.js'
+import {
+  CreateEndpointBody,
+  ListDeliveriesQuery,
+  ListEndpointsQuery,
+  RotateSecretBody,
+  UpdateEndpointBody,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEndpointWithSecret,
+} from './schemas.js'
+import {
+  createEndpoint,
+  deleteEndpoint,
+  endpointDisabled,
+  rotateSecret,
+  sendTestEvent,
+  type UrlPolicy,
+  updateEndpoint,
+} from './service.js'
+import { eventPayloads, type WebhookWorker } from './worker.js'
+
+const tags = ['Webhooks']
+
+export function webhookRoutes(options: { urlPolicy: UrlPolicy; worker: WebhookWorker }) {
+  const { urlPolicy, worker } = options
+  return async (instance: FastifyInstance): Promise<void> => {
+    registerResourceRoutes(instance, {
+      path: '/v1/webhook-endpoints',
+      name: 'webhook_endpoint',
+      tag: 'Webhooks',
+      scope: 'webhooks',
+      schema: WebhookEndpoint,
+      createResponse: WebhookEndpointWithSecret,
+      createBody: CreateEndpointBody,
+      updateBody: UpdateEndpointBody,
+      listQuery: ListEndpointsQuery,
+      create: (trx, auth, body) => createEndpoint(trx, auth, body, urlPolicy),
+      find: findEndpoint,
+      update: (trx, auth, id, body) => updateEndpoint(trx, auth, id, body, urlPolicy),
+      remove: {
+        summary: 'Delete a webhook endpoint (its pending deliveries stop)',
+        response: deletedObject('webhook_endpoint'),
+        run: deleteEndpoint,
+      },
+      list: listEndpointRows,
+      toApi: toEndpoint,
+    })
+
+    const app = instance.withTypeProvider<TypeBoxTypeProvider>()
+    const write = { scope: 'webhooks:write' as const }
+    const read = { scope: 'webhooks:read' as const }
+
+    app.post(
+      '/v1/webhook-endpoints/:id/rotate-secret',
+      {
+        config: write,
+        schema: {
+          tags,
+          summary: 'Rotate the signing secret; the previous one stays valid for grace_hours',
+          params: IdParams,
+          body: RotateSecretBody,
+          response: { 200: WebhookEndpointWithSecret, ...errorResponses(404, 409, 413, 415, 422) },
+        },
+      },
+      (request, reply) =>
+        app.creates.run(
+          request,
+          reply,
+          (trx) => rotateSecret(trx, requireAuth(request), request.params.id, request.body ?? {}),
+          200,
+        ),
+    )
+
+    app.post(
+      '/v1/webhook-endpoints/:id/send-test',
+      {
+        config: write,
+        schema: {
+          tags,
+          summary: 'Send a webhook_endpoint.test event to this endpoint alone',
+          params: IdParams,
+          response: { 201: WebhookDelivery, ...errorResponses(404, 409) },
+        },
+      },
+      (request, reply) =>
+        app.creates.run(request, reply, (trx) => sendTestEvent(trx, requireAuth(request), request.params.id)),
+    )
+
+    app.get(
+      '/v1/webhook-deliveries',
+      {
+        config: read,
+        schema: {
+          tags,
+          summary: 'The delivery log, newest first',
+          querystring: ListDeliveriesQuery,
+          response: { 200: listEnvelope(WebhookDelivery), ...errorResponses() },
+        },
+      },
+      (request) => {
+        const auth = requireAuth(request)
+        return app.paginator.page(
+          'webhook_delivery',
+          auth,
+          request.query,
+          async (beforeId, take) => {
+            const rows = await listDeliveryRows(app.db, auth, request.query, beforeId, take)
+            const attempts = await attemptsOf(
+              app.db,
+              rows.map((r) => r.id),
+            )
+            return rows.map((row) => ({ id: row.id, row, attempts: attempts.get(row.id) ?? [] }))
+          },
+          (item) => toDelivery(item.row, item.attempts),
+        )
+      },
+    )
+
+    app.get(
+      '/v1/webhook-deliveries/:id',
+      {
+        config: read,
+        schema: {
+          tags,
+          summary: 'A delivery with every attempt',
+          params: IdParams,
+          response: { 200: WebhookDelivery, ...errorResponses(404) },
+        },
+      },
+      async (request) => {
+        const row = await findDelivery(app.db, requireAuth(request), request.params.id)
+        if (!row) throw errors.notFound('webhook_delivery', request.params.id)
+        return toDelivery(row, (await attemptsOf(app.db, [row.id])).get(row.id) ?? [])
+      },
+    )
+
+    app.post(
+      '/v1/webhook-deliveries/:id/resend',
+      {
+        config: write,
+        schema: {
+          tags,
+          summary: 'Send the same delivery again, now (one attempt; same whd_ id)',
+          params: IdParams,
+          response: { 200: WebhookDelivery, ...errorResponses(404, 409) },
+        },
+      },
+      async (request) => {
+        const auth = requireAuth(request)
+        const delivery = await findDelivery(app.db, auth, request.params.id)
+        if (!delivery) throw errors.notFound('webhook_delivery', request.params.id)
+        const endpoint = await findEndpoint(app.db, auth, delivery.endpoint_id)
+        if (!endpoint) throw errors.notFound('webhook_endpoint', delivery.endpoint_id)
+        if (endpoint.status !== 'enabled') throw endpointDisabled(endpoint.id)
+        const payload = (await eventPayloads(app.db, [delivery.event_id])).get(delivery.event_id)
+        if (payload === undefined) throw errors.notFound('event', delivery.event_id)
+        await worker.resend(delivery, endpoint, payload)
+        const updated = await findDelivery(app.db, auth, delivery.id)
+        if (!updated) throw errors.notFound('webhook_delivery', delivery.id)
+        return toDelivery(updated, (await attemptsOf(app.db, [updated.id])).get(updated.id) ?? [])
+      },
+    )
+  }
+}

@@ -1,0 +1,203 @@
+import type { Trx } from '../../db/connection.js'
+import { ownedBy } from '../../db/scope.js'
+import type { AuthContext } from '../../http/auth.js'
+import { ApiError, errors } from '../../http/errors.js'
+import { changedFields } from '../../lib/changes.js'
+import { newId } from '../../lib/ids.js'
+import { toIso } from '../../lib/time.js'
+import { API_VERSION } from '../events/types.js'
+import {
+  deleteEndpointRow,
+  type EndpointRow,
+  failPendingDeliveries,
+  findEndpoint,
+  insertDeliveries,
+  insertEndpoint,
+  toDelivery,
+  toEndpoint,
+  updateEndpointRow,
+} from './repository.js'
+import type {
+  CreateEndpointBody,
+  RotateSecretBody,
+  UpdateEndpointBody,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEndpointWithSecret,
+} from './schemas.js'
+import { generateSigningSecret } from './signature.js'
+import { checkEnabledEvents, TEST_EVENT_TYPE } from './subscription.js'
+import { checkEndpointUrl, type HostLookup, UnsafeUrlError } from './url-policy.js'
+
+export interface UrlPolicy {
+  allowPrivate: boolean
+  lookup?: HostLookup
+}
+
+async function safeUrl(raw: string, policy: UrlPolicy): Promise<string> {
+  try {
+    return (await checkEndpointUrl(raw, policy)).toString()
+  } catch (error) {
+    if (error instanceof UnsafeUrlError) throw errors.validation('invalid_url', 'url', error.message)
+    throw error
+  }
+}
+
+export async function createEndpoint(
+  trx: Trx,
+  auth: AuthContext,
+  input: CreateEndpointBody,
+  policy: UrlPolicy,
+): Promise<WebhookEndpointWithSecret> {
+  const now = Date.now()
+  const row: EndpointRow = {
+    id: newId('we'),
+    ...ownedBy(auth),
+    url: await safeUrl(input.url, policy),
+    description: input.description ?? null,
+    enabled_events: JSON.stringify(checkEnabledEvents(input.enabled_events)),
+    status: 'enabled',
+    disabled_reason: null,
+    secret: generateSigningSecret(),
+    previous_secret: null,
+    previous_secret_expires_at: null,
+    consecutive_failures: 0,
+    created_at: now,
+    updated_at: now,
+  }
+  await insertEndpoint(trx, row)
+  return { ...toEndpoint(row), secret: row.secret }
+}
+
+/**
+ * `{"status": "enabled"}` re-enables an auto-disabled endpoint and clears its failure count;
+ * `{"status": "disabled"}` pauses it by hand (`disabled_reason` `manual`).
+ */
+export async function updateEndpoint(
+  trx: Trx,
+  auth: AuthContext,
+  id: string,
+  input: UpdateEndpointBody,
+  policy: UrlPolicy,
+): Promise<WebhookEndpoint> {
+  const current = await findEndpoint(trx, auth, id, true)
+  if (!current) throw errors.notFound('webhook_endpoint', id)
+  const statusChange =
+    input.status === undefined || input.status === current.status
+      ? {}
+      : input.status === 'enabled'
+        ? { status: 'enabled' as const, disabled_reason: null, consecutive_failures: 0 }
+        : { status: 'disabled' as const, disabled_reason: 'manual' }
+  const changes = {
+    ...changedFields(current, {
+      url: input.url === undefined ? undefined : await safeUrl(input.url, policy),
+      description: input.description,
+      enabled_events:
+        input.enabled_events === undefined
+          ? undefined
+          : JSON.stringify(checkEnabledEvents(input.enabled_events)),
+    }),
+    ...statusChange,
+  }
+  if (Object.keys(changes).length === 0) return toEndpoint(current)
+  const updated: EndpointRow = { ...current, ...changes, updated_at: Date.now() }
+  await updateEndpointRow(trx, id, { ...changes, updated_at: updated.updated_at })
+  if (statusChange.status === 'disabled') await failPendingDeliveries(trx, id, updated.updated_at)
+  return toEndpoint(updated)
+}
+
+export async function deleteEndpoint(trx: Trx, auth: AuthContext, id: string) {
+  const current = await findEndpoint(trx, auth, id, true)
+  if (!current) throw errors.notFound('webhook_endpoint', id)
+  await failPendingDeliveries(trx, id, Date.now())
+  await deleteEndpointRow(trx, id)
+  return { object: 'webhook_endpoint' as const, id, deleted: true as const }
+}
+
+/**
+ * A new secret applies at once; the previous one stays valid (every delivery signed with both) for
+ * `grace_hours` (default 24, 0 to 168; 0 drops it at once).
+ */
+export async function rotateSecret(
+  trx: Trx,
+  auth: AuthContext,
+  id: string,
+  input: RotateSecretBody,
+): Promise<WebhookEndpointWithSecret> {
+  const current = await findEndpoint(trx, auth, id, true)
+  if (!current) throw errors.notFound('webhook_endpoint', id)
+  const now = Date.now()
+  const graceMs = Math.round((input.grace_hours ?? 24) * 3_600_000)
+  const changes = {
+    secret: generateSigningSecret(),
+    previous_secret: graceMs > 0 ? current.secret : null,
+    previous_secret_expires_at: graceMs > 0 ? now + graceMs : null,
+    updated_at: now,
+  }
+  await updateEndpointRow(trx, id, changes)
+  return { ...toEndpoint({ ...current, ...changes }), secret: changes.secret }
+}
+
+/** The secrets a delivery is signed with now: the current one, and the previous during its grace. */
+export function signingSecrets(endpoint: EndpointRow, now: number): string[] {
+  const previousValid =
+    endpoint.previous_secret !== null &&
+    endpoint.previous_secret_expires_at !== null &&
+    endpoint.previous_secret_expires_at > now
+  return previousValid && endpoint.previous_secret
+    ? [endpoint.secret, endpoint.previous_secret]
+    : [endpoint.secret]
+}
+
+/**
+ * send-test: a `webhook_endpoint.test` event (kept in the events table, marked dispatched so no
+ * subscription picks it up) and one delivery of it to this endpoint alone, due now.
+ */
+export async function sendTestEvent(trx: Trx, auth: AuthContext, id: string): Promise<WebhookDelivery> {
+  const endpoint = await findEndpoint(trx, auth, id)
+  if (!endpoint) throw errors.notFound('webhook_endpoint', id)
+  if (endpoint.status !== 'enabled') throw endpointDisabled(id)
+  const now = Date.now()
+  const eventId = newId('evt')
+  const envelope = {
+    object: 'event',
+    id: eventId,
+    type: TEST_EVENT_TYPE,
+    api_version: API_VERSION,
+    livemode: auth.livemode,
+    created: toIso(now),
+    data: { object: toEndpoint(endpoint) },
+  }
+  await trx
+    .insertInto('events')
+    .values({
+      id: eventId,
+      ...ownedBy(auth),
+      type: TEST_EVENT_TYPE,
+      created_at: now,
+      payload: JSON.stringify(envelope),
+      dispatched_at: now,
+    })
+    .execute()
+  const delivery = {
+    id: newId('whd'),
+    ...ownedBy(auth),
+    endpoint_id: id,
+    event_id: eventId,
+    event_type: TEST_EVENT_TYPE,
+    status: 'pending' as const,
+    scheduled_attempts: 0,
+    next_attempt_at: now,
+    locked_until: null,
+    created_at: now,
+    updated_at: now,
+  }
+  await insertDeliveries(trx, [delivery])
+  return toDelivery(delivery, [])
+}
+
+export function endpointDisabled(id: string) {
+  return new ApiError('conflict', `Webhook endpoint ${id} is disabled; re-enable it first.`, {
+    code: 'endpoint_disabled',
+  })
+}

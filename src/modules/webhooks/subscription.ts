@@ -1,0 +1,29 @@
+import { errors } from '../../http/errors.js'
+import { EVENT_TYPES, EVENT_TYPES_BY_RESOURCE } from '../events/types.js'
+
+/** The event that send-test delivers; never dispatched to subscriptions. */
+export const TEST_EVENT_TYPE = 'webhook_endpoint.test'
+
+/** An endpoint receives an event whose type matches an entry exactly, as `<resource>.*`, or `*`. */
+export function matchesSubscription(patterns: readonly string[], type: string): boolean {
+  const resource = type.split('.')[0]
+  return patterns.some((p) => p === '*' || p === type || p === `${resource}.*`)
+}
+
+/** Refuses an `enabled_events` entry that could never match, naming it (`enabled_events[2]`). */
+export function checkEnabledEvents(patterns: readonly string[]): string[] {
+  patterns.forEach((pattern, index) => {
+    const known =
+      pattern === '*' ||
+      (EVENT_TYPES as string[]).includes(pattern) ||
+      (pattern.endsWith('.*') && pattern.slice(0, -2) in EVENT_TYPES_BY_RESOURCE)
+    if (!known) {
+      throw errors.validation(
+        'invalid_event_type',
+        `enabled_events[${index}]`,
+        `'${pattern}' is not an event type, a <resource>.* wildcard of a known resource, or *.`,
+      )
+    }
+  })
+  return [...new Set(patterns)]
+}

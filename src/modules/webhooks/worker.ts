@@ -1,0 +1,324 @@
+import type { Agent } from 'undici'
+import type { Db, Trx } from '../../db/connection.js'
+import { supportsRowLocks } from '../../db/connection.js'
+import { newId } from '../../lib/ids.js'
+import {
+  type AttemptOutcome,
+  type AttemptRequest,
+  isSuccess,
+  MAX_SCHEDULED_ATTEMPTS,
+  nextDelayMs,
+  sendAttempt,
+} from './attempt.js'
+import {
+  claimDueDeliveries,
+  countExhaustedDelivery,
+  type DeliveryRow,
+  type EndpointRow,
+  enabledEndpointsOf,
+  endpointsByIds,
+  failPendingDeliveries,
+  insertAttempt,
+  insertDeliveries,
+  updateDeliveryRow,
+  updateEndpointRow,
+} from './repository.js'
+import { signingSecrets } from './service.js'
+import { matchesSubscription } from './subscription.js'
+import { createSafeDispatcher } from './url-policy.js'
+
+export interface WorkerOptions {
+  timeoutMs: number
+  backoffScale: number
+  disableThreshold: number
+  allowPrivateUrls: boolean
+  /** Idle wait between polls when there was nothing to do. */
+  pollMs?: number
+  /** Deliveries claimed and sent concurrently per round. */
+  batchSize?: number
+}
+
+interface Logger {
+  info(obj: object, msg?: string): void
+  error(obj: object, msg?: string): void
+}
+
+const DISPATCH_BATCH = 500
+
+/**
+ * Turns new events into deliveries and sends due deliveries, until stopped. Runs inside the API
+ * process (WORKER=inline) or alone (`cli worker`); any number may run against one PostgreSQL
+ * database. Delivery is at-least-once: state lives only in the database, claims are leases, and an
+ * attempt is recorded after it is sent, so a crash between the two re-sends rather than loses.
+ */
+export class WebhookWorker {
+  private readonly dispatcher: Agent
+  private running = false
+  private loop: Promise<void> | undefined
+  private wake: (() => void) | undefined
+
+  constructor(
+    private readonly db: Db,
+    private readonly options: WorkerOptions,
+    private readonly log: Logger,
+  ) {
+    this.dispatcher = createSafeDispatcher({
+      allowPrivate: options.allowPrivateUrls,
+      timeoutMs: options.timeoutMs,
+    })
+  }
+
+  start(): void {
+    if (this.running) return
+    this.running = true
+    this.loop = this.run()
+  }
+
+  /** Stops polling and waits for the round in progress, so no attempt is cut off half-recorded. */
+  async stop(): Promise<void> {
+    this.running = false
+    this.wake?.()
+    await this.loop
+    await this.dispatcher.close()
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      let worked = 0
+      try {
+        worked = await this.runOnce()
+      } catch (error) {
+        this.log.error({ err: error }, 'webhook worker round failed')
+      }
+      if (worked === 0 && this.running) await this.sleep(this.options.pollMs ?? 100)
+    }
+  }
+
+  /** One round: dispatch new events, then send what is due. Returns how much it did. */
+  async runOnce(): Promise<number> {
+    const dispatched = await dispatchEvents(this.db)
+    const leaseMs = this.options.timeoutMs + 30_000
+    const claimed = await claimDueDeliveries(this.db, Date.now(), this.options.batchSize ?? 64, leaseMs)
+    if (claimed.length > 0) {
+      const endpoints = new Map(
+        (await endpointsByIds(this.db, [...new Set(claimed.map((d) => d.endpoint_id))])).map((e) => [
+          e.id,
+          e,
+        ]),
+      )
+      const payloads = await eventPayloads(
+        this.db,
+        claimed.map((d) => d.event_id),
+      )
+      await Promise.all(
+        claimed.map((delivery) =>
+          this.deliver(delivery, endpoints.get(delivery.endpoint_id), payloads.get(delivery.event_id)),
+        ),
+      )
+    }
+    return dispatched + claimed.length
+  }
+
+  private async deliver(
+    delivery: DeliveryRow,
+    endpoint: EndpointRow | undefined,
+    payload: string | undefined,
+  ) {
+    if (!endpoint || endpoint.status !== 'enabled' || payload === undefined) {
+      await this.db
+        .transaction()
+        .execute((trx) =>
+          updateDeliveryRow(trx, delivery.id, {
+            status: 'failed',
+            next_attempt_at: null,
+            locked_until: null,
+            updated_at: Date.now(),
+          }),
+        )
+      return
+    }
+    const outcome = await sendAttempt(
+      this.dispatcher,
+      attemptRequest(delivery, endpoint, payload),
+      this.options.timeoutMs,
+    )
+    await this.db.transaction().execute((trx) => this.recordScheduled(trx, delivery, endpoint, outcome))
+  }
+
+  /** Records a scheduled attempt and moves the delivery (and maybe the endpoint) on. */
+  private async recordScheduled(
+    trx: Trx,
+    delivery: DeliveryRow,
+    endpoint: EndpointRow,
+    outcome: AttemptOutcome,
+  ) {
+    await insertAttempt(trx, attemptRow(delivery.id, 'scheduled', outcome))
+    const now = Date.now()
+    const attempts = delivery.scheduled_attempts + 1
+    if (isSuccess(outcome)) {
+      await updateDeliveryRow(trx, delivery.id, {
+        status: 'succeeded',
+        scheduled_attempts: attempts,
+        next_attempt_at: null,
+        locked_until: null,
+        updated_at: now,
+      })
+      if (endpoint.consecutive_failures !== 0)
+        await updateEndpointRow(trx, endpoint.id, { consecutive_failures: 0 })
+      return
+    }
+    // 410 Gone: the receiver says this endpoint is gone; never retried.
+    if (outcome.statusCode === 410 || attempts >= MAX_SCHEDULED_ATTEMPTS) {
+      await updateDeliveryRow(trx, delivery.id, {
+        status: 'failed',
+        scheduled_attempts: attempts,
+        next_attempt_at: null,
+        locked_until: null,
+        updated_at: now,
+      })
+      const failures = await countExhaustedDelivery(trx, endpoint.id)
+      if (failures !== undefined && failures >= this.options.disableThreshold) {
+        await updateEndpointRow(trx, endpoint.id, {
+          status: 'disabled',
+          disabled_reason: `${failures} consecutive deliveries failed`,
+          updated_at: now,
+        })
+        await failPendingDeliveries(trx, endpoint.id, now)
+        this.log.info({ endpoint_id: endpoint.id, failures }, 'webhook endpoint auto-disabled')
+      }
+      return
+    }
+    const delay = nextDelayMs(attempts, this.options.backoffScale, outcome.retryAfterMs)
+    await updateDeliveryRow(trx, delivery.id, {
+      scheduled_attempts: attempts,
+      next_attempt_at: now + delay,
+      locked_until: null,
+      updated_at: now,
+    })
+  }
+
+  /**
+   * resend: one attempt of the same delivery, now, outside the schedule. A success marks the
+   * delivery succeeded (and counts as a 2xx for the endpoint); a failure changes nothing else and
+   * does not count towards auto-disable.
+   */
+  async resend(delivery: DeliveryRow, endpoint: EndpointRow, payload: string): Promise<void> {
+    const outcome = await sendAttempt(
+      this.dispatcher,
+      attemptRequest(delivery, endpoint, payload),
+      this.options.timeoutMs,
+    )
+    await this.db.transaction().execute(async (trx) => {
+      await insertAttempt(trx, attemptRow(delivery.id, 'resend', outcome))
+      const now = Date.now()
+      if (!isSuccess(outcome)) {
+        await updateDeliveryRow(trx, delivery.id, { updated_at: now })
+        return
+      }
+      await updateDeliveryRow(trx, delivery.id, {
+        status: 'succeeded',
+        next_attempt_at: null,
+        updated_at: now,
+      })
+      await updateEndpointRow(trx, endpoint.id, { consecutive_failures: 0 })
+    })
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms)
+      this.wake = () => {
+        clearTimeout(timer)
+        resolve()
+      }
+    })
+  }
+}
+
+function attemptRequest(delivery: DeliveryRow, endpoint: EndpointRow, payload: string): AttemptRequest {
+  return {
+    url: endpoint.url,
+    deliveryId: delivery.id,
+    eventType: delivery.event_type,
+    body: payload,
+    secrets: signingSecrets(endpoint, Date.now()),
+  }
+}
+
+function attemptRow(deliveryId: string, kind: 'scheduled' | 'resend', outcome: AttemptOutcome) {
+  return {
+    id: newId('wha'),
+    delivery_id: deliveryId,
+    kind,
+    attempted_at: outcome.attemptedAt,
+    status_code: outcome.statusCode,
+    duration_ms: outcome.durationMs,
+    error: outcome.error,
+    response_excerpt: outcome.responseExcerpt,
+  }
+}
+
+export async function eventPayloads(db: Db, ids: string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map()
+  const rows = await db
+    .selectFrom('events')
+    .select(['id', 'payload'])
+    .where('id', 'in', [...new Set(ids)])
+    .execute()
+  return new Map(rows.map((r) => [r.id, r.payload]))
+}
+
+/**
+ * The outbox relay: new events become one delivery per matching enabled endpoint of the same
+ * account and mode, and are marked dispatched in the same transaction. `SKIP LOCKED` lets several
+ * dispatchers share the work on PostgreSQL; the unique (event, endpoint) index makes a double
+ * dispatch harmless anyway.
+ */
+export async function dispatchEvents(db: Db): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    const events = await trx
+      .selectFrom('events')
+      .select(['id', 'account_id', 'livemode', 'type', 'created_at'])
+      .where('dispatched_at', 'is', null)
+      .orderBy('id')
+      .limit(DISPATCH_BATCH)
+      .$if(supportsRowLocks(trx), (q) => q.forUpdate().skipLocked())
+      .execute()
+    if (events.length === 0) return 0
+    const endpoints = await enabledEndpointsOf(trx, [...new Set(events.map((e) => e.account_id))])
+    const patterns = new Map(endpoints.map((e) => [e.id, JSON.parse(e.enabled_events) as string[]]))
+    const now = Date.now()
+    const deliveries: DeliveryRow[] = []
+    for (const event of events) {
+      for (const endpoint of endpoints) {
+        if (endpoint.account_id !== event.account_id || endpoint.livemode !== event.livemode) continue
+        if (!matchesSubscription(patterns.get(endpoint.id) ?? [], event.type)) continue
+        deliveries.push({
+          id: newId('whd'),
+          account_id: event.account_id,
+          livemode: event.livemode,
+          endpoint_id: endpoint.id,
+          event_id: event.id,
+          event_type: event.type,
+          status: 'pending',
+          scheduled_attempts: 0,
+          next_attempt_at: now,
+          locked_until: null,
+          created_at: now,
+          updated_at: now,
+        })
+      }
+    }
+    for (let i = 0; i < deliveries.length; i += 500) await insertDeliveries(trx, deliveries.slice(i, i + 500))
+    await trx
+      .updateTable('events')
+      .set({ dispatched_at: now })
+      .where(
+        'id',
+        'in',
+        events.map((e) => e.id),
+      )
+      .execute()
+    return events.length
+  })
+}
