@@ -124,17 +124,15 @@ export class WebhookWorker {
     endpoint: EndpointRow | undefined,
     payload: string | undefined,
   ) {
-    if (!endpoint || endpoint.status !== 'enabled' || payload === undefined) {
-      await this.db
-        .transaction()
-        .execute((trx) =>
-          updateDeliveryRow(trx, delivery.id, {
-            status: 'failed',
-            next_attempt_at: null,
-            locked_until: null,
-            updated_at: Date.now(),
-          }),
-        )
+    if (endpoint?.status !== 'enabled' || payload === undefined) {
+      await this.db.transaction().execute((trx) =>
+        updateDeliveryRow(trx, delivery.id, {
+          status: 'failed',
+          next_attempt_at: null,
+          locked_until: null,
+          updated_at: Date.now(),
+        }),
+      )
       return
     }
     const outcome = await sendAttempt(
