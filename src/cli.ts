@@ -5,6 +5,7 @@ import { migrateToLatest } from './db/migrate.js'
 import { isScope, type Scope } from './modules/keys/scopes.js'
 import { createKey, listKeys, revokeKey } from './modules/keys/service.js'
 import { serve } from './server.js'
+import { runWorker } from './worker.js'
 
 const USAGE = `Usage: npm run --silent cli -- <command>
 
@@ -15,6 +16,7 @@ Commands:
   keys list [--json]               list keys (never their secrets)
   keys revoke <id>                 revoke a key (effective within 5 s in running servers)
   serve                            serve the API (same as npm start)
+  worker                           deliver webhooks in this process (run the API with WORKER=off)
 
 The database is DATABASE_URL (default sqlite:data/attendance.db).`
 
@@ -39,6 +41,7 @@ async function main(argv: string[]): Promise<void> {
     return
   }
   if (command === 'serve') return serve()
+  if (command === 'worker') return runWorker()
 
   const { db } = openDatabase(loadConfig().databaseUrl)
   try {

@@ -1,5 +1,5 @@
-import { type Migration, type MigrationProvider, Migrator } from 'kysely'
-import type { Db } from './connection.js'
+import { type Migration, type MigrationProvider, Migrator, sql } from 'kysely'
+import { type Db, supportsRowLocks } from './connection.js'
 import * as m001 from './migrations/001_foundation.js'
 import * as m002 from './migrations/002_attendance.js'
 import * as m003 from './migrations/003_webhooks.js'
@@ -15,7 +15,13 @@ const provider: MigrationProvider = { getMigrations: async () => migrations }
 
 /** Brings the schema up to date; safe to run from several processes (Kysely takes a lock). */
 export async function migrateToLatest(db: Db): Promise<string[]> {
-  const migrator = new Migrator({ db, provider })
+  // Kysely looks for its bookkeeping tables in every schema it can see; on PostgreSQL they are
+  // pinned to the connection's own schema, or a second app (or schema) in the database would make
+  // this one skip creating its own.
+  const migrationTableSchema = supportsRowLocks(db)
+    ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
+    : undefined
+  const migrator = new Migrator({ db, provider, ...(migrationTableSchema ? { migrationTableSchema } : {}) })
   const { error, results } = await migrator.migrateToLatest()
   if (error) throw error instanceof Error ? error : new Error(String(error))
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
