@@ -12,7 +12,7 @@ import { CreateRunner, purgeExpiredIdempotencyKeys } from './http/idempotency.js
 import { Paginator } from './http/pagination.js'
 import { registerRateLimit } from './http/rate-limit.js'
 import { ErrorEnvelope } from './http/schemas.js'
-import { validatorCompiler } from './http/validation.js'
+import { rejectNulCharacters, validatorCompiler } from './http/validation.js'
 import { deviceRoutes } from './modules/devices/routes.js'
 import { eventRoutes } from './modules/events/routes.js'
 import { locationRoutes } from './modules/locations/routes.js'
@@ -92,6 +92,7 @@ export async function buildApp({ config, db, redis }: AppDependencies): Promise<
   app.addHook('onRequest', identify(new KeyCache(db)))
   await registerRateLimit(app, { max: config.rateLimitMax, windowMs: config.rateLimitWindowMs, redis })
   app.addHook('onRequest', enforce)
+  app.addHook('preValidation', rejectNulCharacters)
 
   app.get('/healthz', { config: { public: true }, schema: { hide: true } }, async () => {
     await db.selectFrom('settings').select('name').limit(1).execute()

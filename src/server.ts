@@ -1,3 +1,5 @@
+import { realpathSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 import closeWithGrace from 'close-with-grace'
 import { loadConfig } from './config.js'
 import { startApp } from './runtime.js'
@@ -11,19 +13,39 @@ export async function serve(): Promise<void> {
     else app.log.info({ signal }, 'shutting down')
     await app.close()
   })
-  await app.listen({ port: config.port, host: config.host })
+  // The key is shown before listening: a start that then fails to listen (port in use) has already
+  // stored it, and the next start will not print another one.
   if (firstKey) {
     console.log(
       `Created account "default" and a test-mode API key (shown once, keep it):\n  ${firstKey.secret}`,
     )
+  }
+  await app.listen({ port: config.port, host: config.host })
+  if (firstKey) {
+    // The port really bound (PORT=0 picks a free one).
+    const address = app.server.address()
+    const port = typeof address === 'object' && address ? address.port : config.port
     console.log(
-      `Try: curl -H "Authorization: Bearer ${firstKey.secret}" http://localhost:${config.port}/v1/operators`,
+      `Try: curl -H "Authorization: Bearer ${firstKey.secret}" http://localhost:${port}/v1/operators`,
     )
   }
 }
 
-const isEntryPoint = import.meta.url === `file://${process.argv[1]}`
-if (isEntryPoint) {
+/**
+ * True when this file is the program (`node dist/src/server.js`), not imported by the CLI. Compared
+ * as real paths: a `file://` string would miss a path with a space (URL-encoded) or a symlink.
+ */
+function isEntryPoint(): boolean {
+  const script = process.argv[1]
+  if (!script) return false
+  try {
+    return realpathSync(script) === fileURLToPath(import.meta.url)
+  } catch {
+    return false
+  }
+}
+
+if (isEntryPoint()) {
   serve().catch((error: unknown) => {
     console.error(error instanceof Error ? error.message : error)
     process.exit(1)

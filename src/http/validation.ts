@@ -1,6 +1,10 @@
 import { Ajv, type Options } from 'ajv'
 import addFormats from 'ajv-formats'
-import type { FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify'
+import type {
+  FastifySchemaCompiler,
+  FastifySchemaValidationError,
+  preValidationAsyncHookHandler,
+} from 'fastify'
 import { type ApiError, errors } from './errors.js'
 
 const shared: Options = { allErrors: false, useDefaults: true, removeAdditional: false, strict: false }
@@ -77,4 +81,44 @@ function pointerToParam(pointer: string): string {
 
 function join(base: string, name: string): string {
   return base === '' ? name : `${base}.${name}`
+}
+
+/**
+ * PostgreSQL text cannot hold a NUL character, and no field of this API has a use for one: any
+ * string (or object key) with one, anywhere in the body, query or path, is refused with 422 before
+ * validation, once for every route.
+ */
+export const rejectNulCharacters: preValidationAsyncHookHandler = async (request) => {
+  for (const value of [request.params, request.query, request.body]) {
+    const param = findNul(value)
+    if (param !== undefined) {
+      throw errors.validation(
+        'invalid_value',
+        param || undefined,
+        `${param || 'The request'} must not contain NUL characters.`,
+      )
+    }
+  }
+}
+
+/** Depth-first, with an explicit stack: a body may nest thousands of levels deep within 1 MiB. */
+function findNul(root: unknown): string | undefined {
+  const stack: Array<[unknown, string]> = [[root, '']]
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    const [value, path] = next
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) return path
+    } else if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) stack.push([value[i], `${path}[${i}]`])
+    } else if (value !== null && typeof value === 'object') {
+      const entries = Object.entries(value)
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [key, item] = entries[i] as [string, unknown]
+        const name = path === '' ? key : `${path}.${key}`
+        if (key.includes('\u0000')) return name
+        stack.push([item, name])
+      }
+    }
+  }
+  return undefined
 }

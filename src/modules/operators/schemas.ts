@@ -1,32 +1,15 @@
 import { type Static, Type } from 'typebox'
 import { paginationQuery } from '../../http/pagination.js'
-import { Timestamp } from '../../http/schemas.js'
-
-// PostgreSQL text cannot hold NUL: a string with one must be refused (422) before it reaches a
-// query, or it fails there (500). Every string the operator routes take carries this pattern.
-const NO_NUL = '^[^\\u0000]*$'
+import { nullableString, Timestamp } from '../../http/schemas.js'
 
 const ident = Type.String({
   minLength: 1,
   maxLength: 64,
-  pattern: '^(?!.*\\u0000)\\S(.*\\S)?$',
+  pattern: '^\\S(.*\\S)?$',
   description: "The worker's unique code (per account and mode); no leading or trailing spaces.",
 })
-const name = Type.Unsafe<string | null>({
-  type: ['string', 'null'],
-  maxLength: 200,
-  pattern: NO_NUL,
-  description: 'Display name.',
-})
-const employeeId = Type.Unsafe<string | null>({
-  type: ['string', 'null'],
-  maxLength: 128,
-  pattern: NO_NUL,
-  description: "Link to the client's own HR system.",
-})
-
-/** The shared IdParams with NUL refused. */
-export const OperatorIdParams = Type.Object({ id: Type.String({ maxLength: 64, pattern: NO_NUL }) })
+const name = nullableString({ maxLength: 200, description: 'Display name.' })
+const employeeId = nullableString({ maxLength: 128, description: "Link to the client's own HR system." })
 
 export const Operator = Type.Object(
   {
@@ -64,8 +47,8 @@ export const ListOperatorsQuery = Type.Object(
   {
     ...paginationQuery,
     is_active: Type.Optional(Type.Boolean()),
-    ident: Type.Optional(Type.String({ maxLength: 64, pattern: NO_NUL })),
-    employee_id: Type.Optional(Type.String({ maxLength: 128, pattern: NO_NUL })),
+    ident: Type.Optional(Type.String({ maxLength: 64 })),
+    employee_id: Type.Optional(Type.String({ maxLength: 128 })),
   },
   { additionalProperties: false },
 )

@@ -107,7 +107,7 @@ export async function createSession(trx: Trx, auth: AuthContext, input: CreateSe
 /**
  * An edit through the API: the request is merged into the stored session, the merged state is
  * checked and `total_hours` recomputed from it, and the session is flagged `manual_api_edit`. An
- * edit that sets `check_out` on an open session completes it.
+ * edit that sets `check_out` on a session without one completes it.
  */
 export async function updateSession(
   trx: Trx,
@@ -153,7 +153,9 @@ export async function updateSession(
   const previous = previousAttributes(before, changedApiFields(before, session))
   await insertRevision(trx, auth, id, 'updated', before, session)
   await recordEvent(trx, auth, 'session.updated', session, previous)
-  if (current.status === 'open' && updated.status === 'completed') {
+  // A session gets its check-out by this edit (an open one, or one closed for an over-long shift):
+  // only now is it complete with hours, so this is when `session.completed` is due.
+  if (current.check_out_at === null && updated.check_out_at !== null) {
     await recordEvent(trx, auth, 'session.completed', session)
   }
   await recordEvent(trx, auth, 'session.flagged', session, previous)

@@ -70,6 +70,10 @@ export function webhookRoutes(options: { urlPolicy: UrlPolicy; worker: WebhookWo
       '/v1/webhook-endpoints/:id/rotate-secret',
       {
         config: write,
+        // The body is optional (grace_hours has a default): a POST without one means `{}`.
+        preValidation: async (request) => {
+          if (request.body === undefined || request.body === null) request.body = {}
+        },
         schema: {
           tags,
           summary: 'Rotate the signing secret; the previous one stays valid for grace_hours',

@@ -16,7 +16,7 @@ export function checkEnabledEvents(patterns: readonly string[]): string[] {
     const known =
       pattern === '*' ||
       (EVENT_TYPES as string[]).includes(pattern) ||
-      (pattern.endsWith('.*') && pattern.slice(0, -2) in EVENT_TYPES_BY_RESOURCE)
+      (pattern.endsWith('.*') && Object.hasOwn(EVENT_TYPES_BY_RESOURCE, pattern.slice(0, -2)))
     if (!known) {
       throw errors.validation(
         'invalid_event_type',

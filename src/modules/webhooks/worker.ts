@@ -56,6 +56,7 @@ export class WebhookWorker {
   private running = false
   private loop: Promise<void> | undefined
   private wake: (() => void) | undefined
+  private stopped: Promise<void> | undefined
 
   constructor(
     private readonly db: Db,
@@ -74,12 +75,18 @@ export class WebhookWorker {
     this.loop = this.run()
   }
 
-  /** Stops polling and waits for the round in progress, so no attempt is cut off half-recorded. */
-  async stop(): Promise<void> {
-    this.running = false
-    this.wake?.()
-    await this.loop
-    await this.dispatcher.close()
+  /**
+   * Stops polling and waits for the round in progress, so no attempt is cut off half-recorded.
+   * Idempotent: a second call waits for the first (closing the HTTP agent twice would throw).
+   */
+  stop(): Promise<void> {
+    this.stopped ??= (async () => {
+      this.running = false
+      this.wake?.()
+      await this.loop
+      await this.dispatcher.close()
+    })()
+    return this.stopped
   }
 
   private async run(): Promise<void> {
