@@ -38,6 +38,7 @@ export default defineConfig(async () => {
   })
   return {
     test: {
+      reporters: ['default', './test/helpers/summary-reporter.ts'],
       projects: [
         ...(dialects.includes('sqlite') ? [project('sqlite')] : []),
         ...(withPostgres ? [project('postgres')] : []),

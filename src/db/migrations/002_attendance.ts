@@ -82,6 +82,12 @@ export async function up(db: Kysely<any>): Promise<void> {
   await scopeIndex('sessions', 'location_id')
   await scopeIndex('sessions', 'is_flagged')
   await scopeIndex('sessions', 'status')
+  // An operator's sessions in a time range (a timesheet): without it SQLite scans the whole range.
+  await db.schema
+    .createIndex('sessions_operator_check_in')
+    .on('sessions')
+    .columns(['account_id', 'livemode', 'operator_id', 'check_in_at'])
+    .execute()
   await db.schema
     .createIndex('sessions_check_in')
     .on('sessions')

@@ -10,6 +10,7 @@ export const SCAN_FLAG_REASONS = [
   'no_open_session',
   'already_checked_in',
   'invalid_time_range',
+  'max_shift_exceeded',
 ] as const
 export type ScanFlagReason = (typeof SCAN_FLAG_REASONS)[number]
 
@@ -25,7 +26,7 @@ export const Scan = Type.Object(
     result: Type.Union([Type.Literal('checked_in'), Type.Literal('checked_out'), Type.Literal('flagged')]),
     flag_reason: Type.Union([Type.String(), Type.Null()]),
     session_id: Type.Union([Type.String(), Type.Null()], {
-      description: 'The session opened or completed; null when flagged.',
+      description: 'The session opened or completed (or closed, for max_shift_exceeded); null for other flags.',
     }),
     livemode: Type.Boolean(),
     created: Timestamp,

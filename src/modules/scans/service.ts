@@ -28,7 +28,7 @@ export const MAX_SHIFT_MS = 16 * 60 * 60 * 1000
 type Outcome =
   | { result: 'checked_in'; session: SessionRow }
   | { result: 'checked_out'; session: SessionRow }
-  | { result: 'flagged'; reason: ScanFlagReason }
+  | { result: 'flagged'; reason: ScanFlagReason; session?: SessionRow }
 
 /**
  * A scan at a device: `auto` checks the operator out when it has an open session and in otherwise;
@@ -55,7 +55,7 @@ export async function recordScan(trx: Trx, auth: AuthContext, input: CreateScanB
     direction,
     result: outcome.result,
     flag_reason: outcome.result === 'flagged' ? outcome.reason : null,
-    session_id: outcome.result === 'flagged' ? null : outcome.session.id,
+    session_id: outcome.session?.id ?? null,
     created_at: now,
   }
   await insertScan(trx, row)
@@ -78,7 +78,9 @@ async function decide(
   }
   let open = await findOpenSession(trx, auth, operator.id)
   if (open && at - open.check_in_at > MAX_SHIFT_MS) {
-    await closeOverlongSession(trx, auth, open)
+    const closed = await closeOverlongSession(trx, auth, open)
+    // An `out` cannot check in after the closure: the scan reports the closure it caused.
+    if (direction === 'out') return { result: 'flagged', reason: 'max_shift_exceeded', session: closed }
     open = undefined
   }
   if (open && direction !== 'in') {
@@ -140,7 +142,7 @@ async function checkOut(trx: Trx, auth: AuthContext, open: SessionRow, at: numbe
  * closed without a check-out time (total_hours stays null) and flagged `max_shift_exceeded` for a
  * manager to complete.
  */
-async function closeOverlongSession(trx: Trx, auth: AuthContext, open: SessionRow): Promise<void> {
+async function closeOverlongSession(trx: Trx, auth: AuthContext, open: SessionRow): Promise<SessionRow> {
   const changes = {
     status: 'completed' as const,
     is_flagged: 1 as const,
@@ -156,6 +158,7 @@ async function closeOverlongSession(trx: Trx, auth: AuthContext, open: SessionRo
     is_flagged: false,
     flag_reason: null,
   })
+  return closed
 }
 
 /** Serialises scans of one operator across processes; re-reads the row under the lock. */

@@ -1,0 +1,363 @@
+/**
+ * Session-list latency on a large table: the first page, the 200th page (keyset pagination) and a
+ * filtered list, measured in-process with `app.inject` (no network). Not a test: `npm run bench`.
+ *
+ *   DATABASE_URL      default: a fresh SQLite file under os.tmpdir() (removed afterwards)
+ *   BENCH_SESSIONS    default 1000000
+ *   BENCH_OPERATORS   default 1000
+ *   BENCH_BATCH       rows per multi-row INSERT, default 500
+ *   BENCH_RUNS        timed runs per query (after warm-up), default 50
+ *   BENCH_PG_SCHEMA   PostgreSQL only: (re)create this schema, run in it, drop it afterwards
+ *   BENCH_KEEP=1      keep the SQLite file / PostgreSQL schema
+ *
+ * Exits 1 when page 200 costs 1.5 times page 1 or more.
+ */
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { sql } from 'kysely'
+import pg from 'pg'
+import { buildApp } from '../src/app.js'
+import { loadConfig } from '../src/config.js'
+import { type Db, openDatabase } from '../src/db/connection.js'
+import { migrateToLatest } from '../src/db/migrate.js'
+import type { DevicesTable, OperatorsTable, SessionsTable } from '../src/db/schema.js'
+import { newId } from '../src/lib/ids.js'
+import { createKey } from '../src/modules/keys/service.js'
+
+const SESSIONS = intEnv('BENCH_SESSIONS', 1_000_000)
+const OPERATORS = intEnv('BENCH_OPERATORS', 1000)
+const DEVICES = 20
+const LOCATIONS = 5
+const BATCH = intEnv('BENCH_BATCH', 500)
+const RUNS = intEnv('BENCH_RUNS', 50)
+const WARMUP = 10
+const PAGE = 100
+const ROWS_PER_TRANSACTION = 50_000
+const YEAR_MS = 365 * 24 * 60 * 60 * 1000
+const START = Date.parse('2025-01-01T00:00:00Z')
+const KEEP = process.env.BENCH_KEEP === '1'
+
+function intEnv(name: string, fallback: number): number {
+  const raw = process.env[name]
+  if (raw === undefined || raw === '') return fallback
+  const value = Number(raw)
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer`)
+  return value
+}
+
+/** Deterministic data from run to run. */
+function mulberry32(seed: number) {
+  let a = seed
+  return () => {
+    a = (a + 0x6d2b79f5) | 0
+    let t = Math.imul(a ^ (a >>> 15), 1 | a)
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+const random = mulberry32(42)
+const pick = (n: number) => Math.floor(random() * n)
+
+const log = (message: string) => process.stderr.write(`${message}\n`)
+
+interface Target {
+  url: string
+  dialect: 'sqlite' | 'postgres'
+  cleanup: () => Promise<void>
+}
+
+async function prepareTarget(): Promise<Target> {
+  const raw = process.env.DATABASE_URL
+  if (!raw || raw.startsWith('sqlite:')) {
+    if (raw) return { url: raw, dialect: 'sqlite', cleanup: async () => {} }
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'attendance-bench-'))
+    return {
+      url: `sqlite:${path.join(dir, 'bench.db')}`,
+      dialect: 'sqlite',
+      cleanup: async () => {
+        if (!KEEP) fs.rmSync(dir, { recursive: true, force: true })
+      },
+    }
+  }
+  const schema = process.env.BENCH_PG_SCHEMA
+  if (!schema) return { url: raw, dialect: 'postgres', cleanup: async () => {} }
+  if (!/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error('BENCH_PG_SCHEMA must be a plain lower-case name')
+  const admin = async (statement: string) => {
+    const client = new pg.Client({ connectionString: raw })
+    await client.connect()
+    try {
+      await client.query(statement)
+    } finally {
+      await client.end()
+    }
+  }
+  await admin(`drop schema if exists ${schema} cascade`)
+  await admin(`create schema ${schema}`)
+  const url = new URL(raw)
+  url.searchParams.set('options', `-c search_path=${schema}`)
+  return {
+    url: url.toString(),
+    dialect: 'postgres',
+    cleanup: async () => {
+      if (!KEEP) await admin(`drop schema if exists ${schema} cascade`)
+    },
+  }
+}
+
+async function insertBatched<T>(db: Db, rows: T[], insert: (db: Db, chunk: T[]) => Promise<unknown>) {
+  for (let i = 0; i < rows.length; i += BATCH) await insert(db, rows.slice(i, i + BATCH))
+}
+
+async function fill(db: Db, accountId: string) {
+  const now = Date.now()
+  const locationIds = Array.from({ length: LOCATIONS }, () => newId('loc'))
+  await db
+    .insertInto('locations')
+    .values(
+      locationIds.map((id, i) => ({
+        id,
+        account_id: accountId,
+        livemode: 0 as const,
+        name: `Plant ${i + 1}`,
+        timezone: 'UTC',
+        address: null,
+        created_at: now,
+        updated_at: now,
+      })),
+    )
+    .execute()
+  const devices: DevicesTable[] = Array.from({ length: DEVICES }, (_, i) => ({
+    id: newId('dev'),
+    account_id: accountId,
+    livemode: 0,
+    code: `gate-${String(i + 1).padStart(2, '0')}`,
+    name: null,
+    location_id: locationIds[i % LOCATIONS] ?? null,
+    created_at: now,
+    updated_at: now,
+  }))
+  await db.insertInto('devices').values(devices).execute()
+  const operators: OperatorsTable[] = Array.from({ length: OPERATORS }, (_, i) => ({
+    id: newId('op'),
+    account_id: accountId,
+    livemode: 0,
+    ident: `op-${String(i + 1).padStart(5, '0')}`,
+    name: `Operator ${i + 1}`,
+    employee_id: null,
+    is_active: 1,
+    created_at: now,
+    updated_at: now,
+  }))
+  await insertBatched(db, operators, (d, chunk) => d.insertInto('operators').values(chunk).execute())
+
+  // Sessions in creation order: ids (ULIDs) and check-in times both rise over one year.
+  const started = performance.now()
+  let done = 0
+  while (done < SESSIONS) {
+    const inThisTransaction = Math.min(ROWS_PER_TRANSACTION, SESSIONS - done)
+    await db.transaction().execute(async (trx) => {
+      for (let offset = 0; offset < inThisTransaction; offset += BATCH) {
+        const rows: SessionsTable[] = []
+        for (let k = 0; k < Math.min(BATCH, inThisTransaction - offset); k++) {
+          const i = done + offset + k
+          const operator = operators[pick(OPERATORS)] as OperatorsTable
+          const device = devices[pick(DEVICES)] as DevicesTable
+          const checkIn = START + Math.floor((i / SESSIONS) * YEAR_MS)
+          const checkOut = checkIn + (4 * 60 + pick(6 * 60)) * 60_000
+          const api = random() < 0.05
+          rows.push({
+            id: newId('ses'),
+            account_id: accountId,
+            livemode: 0,
+            operator_id: operator.id,
+            operator_ident: operator.ident,
+            device_code: device.code,
+            location_id: device.location_id,
+            check_in_at: checkIn,
+            check_out_at: checkOut,
+            break_minutes: [0, 30, 45][pick(3)] ?? 0,
+            notes: null,
+            is_flagged: api ? 1 : 0,
+            flag_reason: api ? 'manual_api_entry' : null,
+            source: api ? 'api' : 'scan',
+            status: 'completed',
+            deleted_at: null,
+            created_at: checkOut,
+            updated_at: checkOut,
+          })
+        }
+        await trx.insertInto('sessions').values(rows).execute()
+      }
+    })
+    done += inThisTransaction
+    const seconds = (performance.now() - started) / 1000
+    log(`  ${done.toLocaleString('en-US')} sessions, ${seconds.toFixed(1)} s`)
+  }
+  return { operators, seconds: (performance.now() - started) / 1000 }
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length % 2 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0
+}
+
+async function main() {
+  const target = await prepareTarget()
+  const config = {
+    ...loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '1000000000' }),
+    databaseUrl: target.url,
+  }
+  const { db } = openDatabase(target.url)
+  let exitCode = 0
+  try {
+    await migrateToLatest(db)
+    const key = await createKey(db, { account: `bench-${Date.now()}`, mode: 'test' })
+    log(
+      `Filling ${target.dialect} with ${SESSIONS.toLocaleString('en-US')} sessions (${OPERATORS} operators, ${BATCH} rows per INSERT)…`,
+    )
+    const { operators, seconds: fillSeconds } = await fill(db, key.account_id)
+    // What autovacuum would do shortly after a bulk load; SQLite is measured as the service runs
+    // it (no ANALYZE).
+    if (target.dialect === 'postgres') await sql`analyze`.execute(db)
+
+    const app = await buildApp({ config, db })
+    await app.ready()
+    const headers = { authorization: `Bearer ${key.secret}` }
+    const get = async (url: string) => {
+      const res = await app.inject({ method: 'GET', url, headers })
+      if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${res.body}`)
+      return res.json() as { data: Array<{ id: string }>; next_cursor: string | null }
+    }
+    const first = `/v1/sessions?limit=${PAGE}`
+    let cursor: string | null = null
+    let lastId = ''
+    for (let page = 1; page < 200; page++) {
+      const body = await get(cursor === null ? first : `${first}&cursor=${encodeURIComponent(cursor)}`)
+      cursor = body.next_cursor
+      lastId = body.data[body.data.length - 1]?.id ?? ''
+      if (cursor === null) throw new Error(`only ${page} pages of ${PAGE}: raise BENCH_SESSIONS`)
+    }
+    const page200 = `${first}&cursor=${encodeURIComponent(cursor ?? '')}`
+    const operator = operators[Math.floor(OPERATORS / 2)] as OperatorsTable
+    const from = new Date(START + YEAR_MS / 4).toISOString()
+    const to = new Date(START + YEAR_MS / 2).toISOString()
+    const filtered = `/v1/sessions?limit=${PAGE}&operator_id=${operator.id}&check_in_from=${from}&check_in_to=${to}`
+
+    // Interleaved: each round runs every query once, so a burst of background load hits all of them
+    // alike instead of skewing the ratio.
+    const queries = [
+      { name: 'page 1 (limit=100)', url: first },
+      { name: 'page 200 (limit=100)', url: page200 },
+      { name: 'operator + check_in range', url: filtered },
+    ]
+    for (let i = 0; i < WARMUP; i++) for (const q of queries) await get(q.url)
+    const samples = queries.map(() => [] as number[])
+    const rowCounts = queries.map(() => 0)
+    for (let i = 0; i < RUNS; i++) {
+      for (const [n, q] of queries.entries()) {
+        const t0 = performance.now()
+        const body = await get(q.url)
+        samples[n]?.push(performance.now() - t0)
+        rowCounts[n] = body.data.length
+      }
+    }
+    const results = queries.map((q, n) => ({
+      name: q.name,
+      median: median(samples[n] ?? []),
+      p90: percentile(samples[n] ?? [], 90),
+      rows: rowCounts[n] ?? 0,
+    }))
+    await app.close()
+
+    const ratio = (results[1]?.median ?? 0) / (results[0]?.median ?? 1)
+    console.log('')
+    console.log(
+      `${target.dialect}, ${SESSIONS.toLocaleString('en-US')} sessions, fill ${fillSeconds.toFixed(1)} s, ${RUNS} runs each after ${WARMUP} warm-up`,
+    )
+    console.log('')
+    console.log('| query | median ms | p90 ms | rows |')
+    console.log('|---|---:|---:|---:|')
+    for (const r of results) {
+      console.log(`| ${r.name} | ${r.median.toFixed(2)} | ${r.p90.toFixed(2)} | ${r.rows} |`)
+    }
+    console.log('')
+    console.log(`page200/page1 = ${ratio.toFixed(2)}`)
+    console.log(`filtered: ${filtered}`)
+    if (ratio >= 1.5) {
+      console.error('FAIL: page 200 costs 1.5 times page 1 or more')
+      exitCode = 1
+    }
+    if (process.env.BENCH_EXPLAIN !== '0')
+      await explain(target, key.account_id, lastId, operator.id, from, to)
+  } finally {
+    // app.close() destroyed `db` already on success; destroying twice is harmless.
+    await db.destroy().catch(() => undefined)
+    await target.cleanup()
+  }
+  process.exit(exitCode)
+}
+
+/** The plans of the page-200 and filtered list queries, as listSessionRows builds them. */
+async function explain(
+  target: Target,
+  accountId: string,
+  beforeId: string,
+  operatorId: string,
+  from: string,
+  to: string,
+) {
+  const { db } = openDatabase(target.url)
+  try {
+    const visible = () =>
+      db
+        .selectFrom('sessions')
+        .selectAll()
+        .where('account_id', '=', accountId)
+        .where('livemode', '=', 0)
+        .where('deleted_at', 'is', null)
+    const plans = [
+      {
+        name: 'page 200',
+        query: visible()
+          .where('id', '<', beforeId)
+          .orderBy('id', 'desc')
+          .limit(PAGE + 1)
+          .compile(),
+      },
+      {
+        name: 'operator + check_in range',
+        query: visible()
+          .where('operator_id', '=', operatorId)
+          .where('check_in_at', '>=', Date.parse(from))
+          .where('check_in_at', '<', Date.parse(to))
+          .orderBy('id', 'desc')
+          .limit(PAGE + 1)
+          .compile(),
+      },
+    ]
+    const prefix = target.dialect === 'postgres' ? 'explain (analyze, buffers) ' : 'explain query plan '
+    for (const { name, query } of plans) {
+      const plan = await db.executeQuery<Record<string, unknown>>({ ...query, sql: prefix + query.sql })
+      console.log('')
+      console.log(`Plan, ${name}: ${query.sql}`)
+      for (const row of plan.rows) {
+        console.log(`  ${target.dialect === 'postgres' ? String(row['QUERY PLAN']) : String(row.detail)}`)
+      }
+    }
+  } finally {
+    await db.destroy()
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error)
+  process.exit(1)
+})
