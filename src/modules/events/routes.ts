@@ -3,9 +3,9 @@ import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { requireAuth } from '../../http/auth.js'
 import { errors } from '../../http/errors.js'
+import { instantOf } from '../../http/instants.js'
 import { listEnvelope, paginationQuery } from '../../http/pagination.js'
 import { errorResponses, IdParams, Timestamp } from '../../http/schemas.js'
-import { instantOf } from '../sessions/service.js'
 import { findEvent, listEventRows, toEvent } from './repository.js'
 
 const tags = ['Events']

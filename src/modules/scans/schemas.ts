@@ -26,7 +26,8 @@ export const Scan = Type.Object(
     result: Type.Union([Type.Literal('checked_in'), Type.Literal('checked_out'), Type.Literal('flagged')]),
     flag_reason: Type.Union([Type.String(), Type.Null()]),
     session_id: Type.Union([Type.String(), Type.Null()], {
-      description: 'The session opened or completed (or closed, for max_shift_exceeded); null for other flags.',
+      description:
+        'The session opened or completed (or closed, for max_shift_exceeded); null for other flags.',
     }),
     livemode: Type.Boolean(),
     created: Timestamp,

@@ -2,6 +2,7 @@ import type { Trx } from '../../db/connection.js'
 import { isUniqueViolation, supportsRowLocks } from '../../db/connection.js'
 import { ownedBy } from '../../db/scope.js'
 import type { AuthContext } from '../../http/auth.js'
+import { instantOf } from '../../http/instants.js'
 import { newId } from '../../lib/ids.js'
 import type { DeviceRow } from '../devices/repository.js'
 import { resolveDevice } from '../devices/service.js'
@@ -16,7 +17,7 @@ import {
   toSession,
   updateSessionRow,
 } from '../sessions/repository.js'
-import { instantOf, openSessionExists } from '../sessions/service.js'
+import { openSessionExists } from '../sessions/service.js'
 import { findAcceptedScanNear, insertScan, type ScanRow, toScan } from './repository.js'
 import type { CreateScanBody, Scan, ScanFlagReason } from './schemas.js'
 

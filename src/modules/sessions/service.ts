@@ -2,9 +2,9 @@ import type { Executor, Trx } from '../../db/connection.js'
 import { isUniqueViolation } from '../../db/connection.js'
 import type { AuthContext } from '../../http/auth.js'
 import { ApiError, errors } from '../../http/errors.js'
+import { instantOf } from '../../http/instants.js'
 import { changedFields, previousAttributes } from '../../lib/changes.js'
 import { newId } from '../../lib/ids.js'
-import { parseInstant } from '../../lib/time.js'
 import { resolveDevice } from '../devices/service.js'
 import { recordEvent } from '../events/outbox.js'
 import { resolveLocation } from '../locations/service.js'
@@ -19,19 +19,6 @@ import {
   updateSessionRow,
 } from './repository.js'
 import type { CreateSessionBody, ListSessionsQuery, Session, UpdateSessionBody } from './schemas.js'
-
-/** An ISO-8601 instant of a request field, or 422 `invalid_timestamp` naming the field. */
-export function instantOf(text: string, param: string): number {
-  const value = parseInstant(text)
-  if (value === undefined) {
-    throw errors.validation(
-      'invalid_timestamp',
-      param,
-      `${param} must be an ISO-8601 timestamp with a zone designator, e.g. 2026-11-02T08:00:00Z.`,
-    )
-  }
-  return value
-}
 
 /** The rules every stored session obeys, checked on the merged state of a create or an edit. */
 export function checkTimes(row: Pick<SessionRow, 'check_in_at' | 'check_out_at' | 'break_minutes'>): void {
