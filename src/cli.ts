@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig } from './config.js'
-import { openDatabase } from './db/connection.js'
+import { type Db, openDatabase } from './db/connection.js'
 import { migrateToLatest } from './db/migrate.js'
 import { isScope, type Scope } from './modules/keys/scopes.js'
 import { createKey, listKeys, revokeKey } from './modules/keys/service.js'
@@ -42,24 +42,45 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'serve') return (await import('./server.js')).serve()
   if (command === 'worker') return (await import('./worker.js')).runWorker()
 
+  // Arguments are checked before the database is touched: a usage error needs no database.
+  const task = databaseTask(command, sub, arg, values, positionals)
   const { db } = openDatabase(loadConfig().databaseUrl)
   try {
     await migrateToLatest(db)
-    if (command === 'migrate') {
-      console.log('Database is up to date.')
-    } else if (command === 'keys' && sub === 'create') {
-      const key = await createKey(db, {
-        account: required(values.account, '--account'),
-        mode: parseMode(values.mode),
-        scopes: values.scopes === undefined ? undefined : parseScopes(values.scopes),
-        expiresAt: values['expires-at'] === undefined ? undefined : parseInstant(values['expires-at']),
-      })
+    await task(db)
+  } finally {
+    await db.destroy()
+  }
+}
+
+type Options = { account?: string; mode?: string; scopes?: string; 'expires-at'?: string; json?: boolean }
+
+function databaseTask(
+  command: string,
+  sub: string | undefined,
+  arg: string | undefined,
+  values: Options,
+  positionals: string[],
+): (db: Db) => Promise<void> {
+  if (command === 'migrate') return async () => console.log('Database is up to date.')
+  if (command === 'keys' && sub === 'create') {
+    const input = {
+      account: required(values.account, '--account'),
+      mode: parseMode(values.mode),
+      scopes: values.scopes === undefined ? undefined : parseScopes(values.scopes),
+      expiresAt: values['expires-at'] === undefined ? undefined : parseInstant(values['expires-at']),
+    }
+    return async (db) => {
+      const key = await createKey(db, input)
       console.log(
         values.json
           ? JSON.stringify(key)
           : `Created ${key.id} (${key.mode}) for ${key.account_id}:\n${key.secret}`,
       )
-    } else if (command === 'keys' && sub === 'list') {
+    }
+  }
+  if (command === 'keys' && sub === 'list') {
+    return async (db) => {
       const keys = await listKeys(db)
       if (values.json) console.log(JSON.stringify(keys))
       else
@@ -67,16 +88,16 @@ async function main(argv: string[]): Promise<void> {
           console.log(
             [k.id, k.account, k.mode, `${k.prefix}…`, k.revoked_at ? 'revoked' : 'active'].join('\t'),
           )
-    } else if (command === 'keys' && sub === 'revoke') {
-      const id = required(arg, 'the key id')
+    }
+  }
+  if (command === 'keys' && sub === 'revoke') {
+    const id = required(arg, 'the key id')
+    return async (db) => {
       if (!(await revokeKey(db, id))) throw new UsageError(`No such key: ${id}`)
       console.log(values.json ? JSON.stringify({ id, revoked: true }) : `Revoked ${id}.`)
-    } else {
-      throw new UsageError(`Unknown command: ${positionals.join(' ')}\n\n${USAGE}`)
     }
-  } finally {
-    await db.destroy()
   }
+  throw new UsageError(`Unknown command: ${positionals.join(' ')}\n\n${USAGE}`)
 }
 
 function required(value: string | undefined, name: string): string {

@@ -1,0 +1,269 @@
+import fs from 'node:fs'
+import http from 'node:http'
+import net from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createTestDatabase, dialect, type TestDatabase } from './helpers/database.js'
+import { type Child, freePort, killAll, ROOT, spawnChild, withFileLock } from './helpers/process.js'
+
+const LISTENING = /"msg":"Server listening at (http:\/\/127\.0\.0\.1:(\d+))"/
+const SECRET = /sk_(?:test|live)_[A-Za-z0-9_-]+/g
+
+const databases: TestDatabase[] = []
+
+async function freshDatabase(): Promise<TestDatabase> {
+  const database = await createTestDatabase()
+  databases.push(database)
+  return database
+}
+
+/** `node --import tsx src/server.ts` (what `npm start` runs, without the build), on loopback. */
+function startServer(env: Record<string, string | undefined>, script = 'src/server.ts'): Child {
+  return spawnChild(process.execPath, ['--import', 'tsx', script], {
+    env: { HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', REDIS_URL: undefined, ...env },
+  })
+}
+
+/** Waits for the pino line that tells where the server listens; returns its base URL. */
+async function listening(child: Child, timeoutMs = 30_000): Promise<string> {
+  const match = await child.waitForStdout(LISTENING, timeoutMs)
+  return match[1] ?? ''
+}
+
+/** The distinct secrets printed on stdout. */
+function printedSecrets(stdout: string): string[] {
+  return [...new Set(stdout.match(SECRET) ?? [])]
+}
+
+/** The pino JSON lines of stdout. */
+function logLines(stdout: string): Record<string, unknown>[] {
+  return stdout
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+}
+
+async function get(url: string, secret?: string): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(url, { headers: secret ? { authorization: `Bearer ${secret}` } : {} })
+  return { status: res.status, body: await res.json() }
+}
+
+/** SIGTERM, then the exit; checks a clean, quick shutdown that says so. */
+async function stopGracefully(child: Child): Promise<void> {
+  const started = Date.now()
+  child.kill('SIGTERM')
+  const exit = await child.waitForExit(5000)
+  expect(Date.now() - started).toBeLessThan(5000)
+  expect(exit).toEqual({ code: 0, signal: null })
+  expect(logLines(child.stdout)).toContainEqual(
+    expect.objectContaining({ msg: 'shutting down', signal: 'SIGTERM' }),
+  )
+}
+
+/** A start that must fail: non-zero exit, one clear line on stderr (no stack), never listening. */
+async function expectRefusedStart(child: Child, message: RegExp): Promise<void> {
+  const exit = await child.waitForExit(20_000)
+  expect(exit.code, child.stderr).not.toBe(0)
+  expect(exit.code).not.toBeNull()
+  expect(child.stderr).toMatch(message)
+  expect(child.stderr.trim().split('\n')).toHaveLength(1)
+  expect(child.stderr).not.toMatch(/^\s+at /m)
+  expect(child.stdout).not.toMatch(LISTENING)
+}
+
+afterAll(async () => {
+  await killAll()
+  for (const database of databases) await database.drop()
+})
+
+describe('server start and stop', () => {
+  let database: TestDatabase
+  let firstSecret = ''
+  let second: Child | undefined
+  let secondUrl = ''
+
+  beforeAll(async () => {
+    database = await freshDatabase()
+  })
+
+  it('first start on an empty database: prints one test key that works; /healthz; SIGTERM exits 0', async () => {
+    const child = startServer({ DATABASE_URL: database.url })
+    const url = await listening(child)
+
+    const health = await get(`${url}/healthz`)
+    expect(health).toEqual({ status: 200, body: { status: 'ok' } })
+
+    // The key lines are printed by the time a request is served.
+    const secrets = printedSecrets(child.stdout)
+    expect(secrets).toHaveLength(1)
+    firstSecret = secrets[0] ?? ''
+    expect(firstSecret).toMatch(/^sk_test_/)
+    // The hint shows where this server really listens (PORT=0 picks a port).
+    expect(child.stdout).toContain(`:${new URL(url).port}/v1/operators`)
+
+    const listed = await get(`${url}/v1/operators`, firstSecret)
+    expect(listed.status).toBe(200)
+    expect(listed.body).toMatchObject({ object: 'list', data: [] })
+    expect((await get(`${url}/v1/operators`)).status).toBe(401)
+
+    await stopGracefully(child)
+  })
+
+  it('second start on the same database prints no key; the first key still works', async () => {
+    expect(firstSecret).toMatch(/^sk_test_/)
+    second = startServer({ DATABASE_URL: database.url })
+    secondUrl = await listening(second)
+    const listed = await get(`${secondUrl}/v1/operators`, firstSecret)
+    expect(listed.status).toBe(200)
+    expect(printedSecrets(second.stdout)).toEqual([])
+    expect(second.stdout).not.toMatch(/Created account/)
+  })
+
+  it('a request in flight at SIGTERM completes (201) before the process exits 0', async () => {
+    const child = second
+    if (!child) throw new Error('no running server')
+    const { port } = new URL(secondUrl)
+    const body = JSON.stringify({ ident: 'in-flight-1', name: 'In Flight' })
+    const request = http.request({
+      host: '127.0.0.1',
+      port: Number(port),
+      method: 'POST',
+      path: '/v1/operators',
+      agent: false,
+      headers: {
+        authorization: `Bearer ${firstSecret}`,
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+      },
+    })
+    const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      request.on('error', reject)
+      request.on('response', (res) => {
+        let text = ''
+        res.setEncoding('utf8')
+        res.on('data', (chunk: string) => {
+          text += chunk
+        })
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }))
+        res.on('error', reject)
+      })
+    })
+    // Awaited below; this only keeps an early failure from being reported as unhandled.
+    response.catch(() => undefined)
+    // Headers and half the body: the server has the request and waits for the rest.
+    request.write(body.slice(0, 10))
+    await child.waitForStdout(/"method":"POST","url":"\/v1\/operators".*"msg":"incoming request"/)
+
+    const started = Date.now()
+    child.kill('SIGTERM')
+    await child.waitForStdout(/"msg":"shutting down"/, 5000)
+    expect(child.hasExited).toBe(false)
+    request.end(body.slice(10))
+
+    const res = await response
+    expect(res.status, res.body).toBe(201)
+    expect(JSON.parse(res.body)).toMatchObject({ object: 'operator', ident: 'in-flight-1' })
+    const exit = await child.waitForExit(5000)
+    expect(exit).toEqual({ code: 0, signal: null })
+    expect(Date.now() - started).toBeLessThan(5000)
+  })
+})
+
+describe.concurrent('server refuses a bad configuration', () => {
+  it.each([
+    ['an unsupported DATABASE_URL', { DATABASE_URL: 'mysql://x' }, /DATABASE_URL/],
+    ['an out-of-range PORT', { PORT: '99999' }, /PORT/],
+    [
+      'an unreachable database',
+      { DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' },
+      /ECONNREFUSED|connect/i,
+    ],
+  ])('%s: exits non-zero with a one-line message on stderr', async (_name, env, message) => {
+    // A database that would work, unless the case replaces it: only the bad setting is at fault.
+    const database = await freshDatabase()
+    const child = startServer({ DATABASE_URL: database.url, ...env })
+    await expectRefusedStart(child, message)
+    expect(printedSecrets(child.stdout)).toEqual([])
+  })
+})
+
+describe('server on a port in use', () => {
+  it('exits non-zero with a one-line message, and the first-start key is not lost', async () => {
+    const database = await freshDatabase()
+    const blocker = net.createServer()
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve))
+    const address = blocker.address()
+    const busyPort = typeof address === 'object' && address ? address.port : 0
+    let printed: string[]
+    try {
+      const refused = startServer({ DATABASE_URL: database.url, PORT: String(busyPort) })
+      await expectRefusedStart(refused, /EADDRINUSE|in use/i)
+      printed = printedSecrets(refused.stdout)
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve))
+    }
+
+    // The database is no longer empty, so whichever start created the key must have shown it.
+    const child = startServer({ DATABASE_URL: database.url })
+    const url = await listening(child)
+    expect((await get(`${url}/healthz`)).status).toBe(200)
+    printed = [...new Set([...printed, ...printedSecrets(child.stdout)])]
+    expect(printed).toHaveLength(1)
+    expect((await get(`${url}/v1/operators`, printed[0])).status).toBe(200)
+    await stopGracefully(child)
+  })
+})
+
+describe('server started through a path with a space and a symlink', () => {
+  let link = ''
+  afterAll(() => {
+    if (link) fs.rmSync(path.dirname(link), { recursive: true, force: true })
+  })
+
+  it('still serves (the entry-point check compares real paths)', async () => {
+    link = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'attendance-link-')), 'my project')
+    fs.symlinkSync(ROOT, link, 'dir')
+    const database = await freshDatabase()
+    const child = startServer({ DATABASE_URL: database.url }, path.join(link, 'src', 'server.ts'))
+    const url = await listening(child)
+    expect((await get(`${url}/healthz`)).status).toBe(200)
+    await stopGracefully(child)
+  })
+})
+
+describe('npm start', () => {
+  // It compiles with tsc into dist/: once per run (on the newcomer's default, SQLite), under a lock
+  // so that concurrent test runs do not write dist/ while another one starts from it.
+  it.runIf(dialect === 'sqlite')(
+    'builds and serves on PORT with a fresh database; SIGTERM stops it cleanly',
+    async () => {
+      const database = await freshDatabase()
+      const port = await freePort()
+      const npm = await withFileLock('attendance-service-npm-start', async () => {
+        const child = spawnChild('npm', ['start'], {
+          env: { DATABASE_URL: database.url, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' },
+          group: true,
+        })
+        await child.waitForStdout(LISTENING, 110_000)
+        return child
+      })
+      const url = await listening(npm)
+      expect(url).toBe(`http://127.0.0.1:${port}`)
+      expect(await get(`${url}/healthz`)).toEqual({ status: 200, body: { status: 'ok' } })
+      const secrets = printedSecrets(npm.stdout)
+      expect(secrets).toHaveLength(1)
+      expect((await get(`${url}/v1/operators`, secrets[0])).status).toBe(200)
+
+      // npm does not pass SIGTERM on to its script: signal the server itself (its pid is in the
+      // log); npm then exits with the server's code.
+      const server = logLines(npm.stdout).find((line) => typeof line.pid === 'number')
+      const pid = Number(server?.pid)
+      expect(pid).toBeGreaterThan(0)
+      process.kill(pid, 'SIGTERM')
+      expect(await npm.waitForExit(10_000)).toEqual({ code: 0, signal: null })
+      expect(logLines(npm.stdout)).toContainEqual(expect.objectContaining({ msg: 'shutting down' }))
+    },
+    150_000,
+  )
+})
