@@ -1,0 +1,715 @@
+import { createHmac, randomBytes } from 'node:crypto'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { MAX_SCHEDULED_ATTEMPTS } from '../../../src/modules/webhooks/attempt.js'
+import { verifyWebhook, WebhookVerificationError } from '../../../src/modules/webhooks/signature.js'
+import { type ApiClient, buildTestApp, errorOf, type TestApp } from '../../helpers/app.js'
+import {
+  type ReceivedRequest,
+  type ReceiverResponse,
+  WebhookReceiver,
+} from '../../helpers/webhook-receiver.js'
+
+interface Endpoint {
+  object: 'webhook_endpoint'
+  id: string
+  url: string
+  enabled_events: string[]
+  description: string | null
+  status: 'enabled' | 'disabled'
+  disabled_reason: string | null
+  livemode: boolean
+  created: string
+  updated: string
+  secret?: string
+}
+
+interface Attempt {
+  attempted_at: string
+  kind: 'scheduled' | 'resend'
+  status_code: number | null
+  duration_ms: number
+  error: string | null
+  response_excerpt: string | null
+}
+
+interface Delivery {
+  object: 'webhook_delivery'
+  id: string
+  endpoint_id: string
+  event_id: string
+  event_type: string
+  status: 'pending' | 'succeeded' | 'failed'
+  attempts: Attempt[]
+  next_attempt_at: string | null
+  livemode: boolean
+  created: string
+  updated: string
+}
+
+interface Envelope {
+  object: 'event'
+  id: string
+  type: string
+  api_version: string
+  livemode: boolean
+  created: string
+  data: { object: Record<string, unknown>; previous_attributes?: Record<string, unknown> }
+}
+
+const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
+const uniq = (prefix: string) => `${prefix}-${randomBytes(5).toString('hex')}`
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+const envelopeOf = (request: ReceivedRequest) => JSON.parse(request.body) as Envelope
+const header = (request: ReceivedRequest, name: string) => {
+  const value = request.headers[name]
+  return Array.isArray(value) ? value.join(',') : value
+}
+
+/** `t=…,v1=…[,v1=…]` split into its timestamp and its v1 values, in order. */
+function signatureParts(request: ReceivedRequest) {
+  const value = header(request, 'x-service-signature') ?? ''
+  const parts = value.split(',').map((p) => p.split('='))
+  return {
+    t: Number(parts.find(([k]) => k === 't')?.[1]),
+    v1: parts.filter(([k]) => k === 'v1').map(([, v]) => v),
+  }
+}
+
+/** The HMAC as a receiver computes it: key = UTF-8 bytes of the whole `whsec_…` string. */
+function hmac(secret: string, t: number, body: string) {
+  return createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${t}.${body}`, 'utf8').digest('hex')
+}
+
+function expectRejected(request: ReceivedRequest, secret: string) {
+  let error: unknown
+  try {
+    verifyWebhook(request.body, header(request, 'x-service-signature') ?? '', secret)
+  } catch (caught) {
+    error = caught
+  }
+  expect(error).toBeInstanceOf(WebhookVerificationError)
+  expect((error as WebhookVerificationError).reason).toBe('no_matching_signature')
+}
+
+describe('webhook delivery to a real receiver (inline worker)', () => {
+  let t: TestApp
+  let receiver: WebhookReceiver
+
+  beforeAll(async () => {
+    receiver = await WebhookReceiver.start()
+    t = await buildTestApp({
+      worker: 'inline',
+      webhookAllowPrivateUrls: true,
+      // 60 s → 30 ms; the last scheduled gap (1 h) → 1.8 s; the Retry-After cap is 1.8 s too.
+      webhookBackoffScale: 0.0005,
+      webhookTimeoutMs: 2000,
+      webhookDisableThreshold: 2,
+    })
+  })
+  afterAll(async () => {
+    await t?.close()
+    await receiver?.close()
+  })
+
+  async function freshAccount(mode: 'test' | 'live' = 'test', account = uniq('acct')) {
+    const key = await t.key({ account, mode })
+    return { key, account, api: t.client(key.secret) }
+  }
+
+  async function createEndpoint(
+    api: ApiClient,
+    enabledEvents: string[],
+    respond?: Parameters<WebhookReceiver['respond']>[1],
+  ) {
+    const path = receiver.freshPath()
+    if (respond !== undefined) receiver.respond(path, respond)
+    const res = await api.post<Endpoint>('/v1/webhook-endpoints', {
+      url: receiver.url(path),
+      enabled_events: enabledEvents,
+    })
+    expect(res.status).toBe(201)
+    const { secret, ...endpoint } = res.body
+    if (secret === undefined) throw new Error('no secret in the create answer')
+    return { endpoint: endpoint as Endpoint, secret, path }
+  }
+
+  async function createOperator(api: ApiClient, ident = uniq('op')) {
+    const res = await api.post<{ id: string; ident: string }>('/v1/operators', { ident, name: 'Ada' })
+    expect(res.status).toBe(201)
+    return res.body
+  }
+
+  async function getDelivery(api: ApiClient, id: string) {
+    const res = await api.get<Delivery>(`/v1/webhook-deliveries/${id}`)
+    expect(res.status).toBe(200)
+    return res.body
+  }
+
+  /** Polls the delivery until it is no longer pending (or `until` holds). */
+  function settledDelivery(api: ApiClient, id: string, until = (d: Delivery) => d.status !== 'pending') {
+    return receiver.waitFor(
+      async () => {
+        const delivery = await getDelivery(api, id)
+        return until(delivery) ? delivery : undefined
+      },
+      15_000,
+      `delivery ${id} to settle`,
+    )
+  }
+
+  async function getEndpoint(api: ApiClient, id: string) {
+    const res = await api.get<Endpoint>(`/v1/webhook-endpoints/${id}`)
+    expect(res.status).toBe(200)
+    return res.body
+  }
+
+  async function endpointRow(id: string) {
+    return t.db.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
+  }
+
+  /** Every delivery row of an event, whoever owns it. */
+  async function deliveryRowsOfEvent(eventId: string) {
+    return t.db.selectFrom('webhook_deliveries').selectAll().where('event_id', '=', eventId).execute()
+  }
+
+  /** The request on `path` carrying the event about `objectId`. */
+  function requestAbout(path: string, objectId: string) {
+    return receiver.waitFor(
+      () => receiver.requestsTo(path).find((r) => envelopeOf(r).data.object.id === objectId),
+      10_000,
+      `a request to ${path} about ${objectId}`,
+    )
+  }
+
+  it('delivers each event only to endpoints whose enabled_events match it', async () => {
+    const { api } = await freshAccount()
+    const exact = await createEndpoint(api, ['operator.updated'])
+    const resource = await createEndpoint(api, ['operator.*'])
+    const all = await createEndpoint(api, ['*'])
+    const none = await createEndpoint(api, ['location.created', 'session.*'])
+
+    const operator = await createOperator(api)
+    expect((await api.patch(`/v1/operators/${operator.id}`, { name: 'Grace' })).status).toBe(200)
+
+    // Deliveries run concurrently, so their arrival order is not fixed: compare the sets of types.
+    const typesOf = (requests: ReceivedRequest[]) => requests.map((r) => header(r, 'x-service-event')).sort()
+    const allSeen = await receiver.waitForRequests(all.path, 2)
+    const resourceSeen = await receiver.waitForRequests(resource.path, 2)
+    const exactSeen = await receiver.waitForRequests(exact.path, 1)
+    expect(typesOf(allSeen)).toEqual(['operator.created', 'operator.updated'])
+    expect(typesOf(resourceSeen)).toEqual(['operator.created', 'operator.updated'])
+    expect(typesOf(exactSeen)).toEqual(['operator.updated'])
+
+    // Both events have been dispatched (each one's deliveries are created together): nothing else exists.
+    const eventOf = (type: string) =>
+      envelopeOf(allSeen.find((r) => header(r, 'x-service-event') === type) as ReceivedRequest).id
+    expect((await deliveryRowsOfEvent(eventOf('operator.created'))).map((d) => d.endpoint_id).sort()).toEqual(
+      [resource.endpoint.id, all.endpoint.id].sort(),
+    )
+    expect((await deliveryRowsOfEvent(eventOf('operator.updated'))).map((d) => d.endpoint_id).sort()).toEqual(
+      [exact.endpoint.id, resource.endpoint.id, all.endpoint.id].sort(),
+    )
+    expect(receiver.requestsTo(none.path)).toEqual([])
+    expect(receiver.requestsTo(exact.path)).toHaveLength(1)
+
+    // The non-matching endpoint is alive: a location event reaches it (and `*`), not the operator ones.
+    const location = await api.post<{ id: string }>('/v1/locations', { name: uniq('site') })
+    expect(location.status).toBe(201)
+    const noneSeen = await receiver.waitForRequests(none.path, 1)
+    expect(noneSeen.map((r) => header(r, 'x-service-event'))).toEqual(['location.created'])
+    await receiver.waitForRequests(all.path, 3)
+    expect(receiver.requestsTo(resource.path)).toHaveLength(2)
+    expect(receiver.requestsTo(exact.path)).toHaveLength(1)
+  })
+
+  it('signs and labels each POST; the body is exactly the event envelope', async () => {
+    const { api } = await freshAccount()
+    const { endpoint, secret, path } = await createEndpoint(api, ['operator.created'], {
+      status: 200,
+      body: 'thanks',
+    })
+    const operator = await api.post<Record<string, unknown>>('/v1/operators', {
+      ident: uniq('op'),
+      name: 'Ada',
+      employee_id: 'E-1',
+    })
+    expect(operator.status).toBe(201)
+    const [request] = await receiver.waitForRequests(path, 1)
+    if (!request) throw new Error('unreachable')
+
+    expect(request.method).toBe('POST')
+    expect(request.path).toBe(path)
+    expect(header(request, 'content-type')).toBe('application/json')
+    expect(header(request, 'user-agent')).toBe('AttendanceService-Webhooks/1.0')
+    expect(header(request, 'x-service-event')).toBe('operator.created')
+    const deliveryId = header(request, 'x-service-id') ?? ''
+    expect(deliveryId).toMatch(/^whd_[0-9A-Z]{26}$/)
+
+    const signature = header(request, 'x-service-signature') ?? ''
+    expect(signature).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/)
+    const { t: timestamp, v1 } = signatureParts(request)
+    expect(Math.abs(timestamp - request.receivedAt / 1000)).toBeLessThan(10)
+    expect(v1).toEqual([hmac(secret, timestamp, request.body)])
+    expect(() => verifyWebhook(request.body, signature, secret)).not.toThrow()
+    expect(() => verifyWebhook(Buffer.from(request.body, 'utf8'), signature, [secret])).not.toThrow()
+    expectRejected({ ...request, body: request.body.replace('Ada', 'Eve') }, secret)
+    expectRejected(request, `whsec_${randomBytes(32).toString('base64url')}`)
+    // The key is the secret string itself, not its base64 payload decoded.
+    expect(v1[0]).not.toBe(
+      createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64'))
+        .update(`${timestamp}.${request.body}`)
+        .digest('hex'),
+    )
+
+    const envelope = envelopeOf(request)
+    expect(Object.keys(envelope).sort()).toEqual([
+      'api_version',
+      'created',
+      'data',
+      'id',
+      'livemode',
+      'object',
+      'type',
+    ])
+    expect(envelope).toMatchObject({ object: 'event', type: 'operator.created', livemode: false })
+    expect(envelope.id).toMatch(/^evt_[0-9A-Z]{26}$/)
+    expect(envelope.api_version).toMatch(/^\d{4}-\d{2}-\d{2}$/)
+    expect(envelope.created).toMatch(ISO_MS)
+    expect(envelope.data.object).toEqual(operator.body)
+    const fromApi = await api.get<Envelope>(`/v1/events/${envelope.id}`)
+    expect(fromApi.status).toBe(200)
+    expect(envelope).toEqual(fromApi.body)
+    const stored = await t.db
+      .selectFrom('events')
+      .select('payload')
+      .where('id', '=', envelope.id)
+      .executeTakeFirstOrThrow()
+    expect(request.body).toBe(stored.payload)
+
+    const delivery = await settledDelivery(api, deliveryId)
+    expect(delivery).toMatchObject({
+      object: 'webhook_delivery',
+      id: deliveryId,
+      endpoint_id: endpoint.id,
+      event_id: envelope.id,
+      event_type: 'operator.created',
+      status: 'succeeded',
+      next_attempt_at: null,
+      livemode: false,
+    })
+    expect(delivery.attempts).toHaveLength(1)
+    const [attempt] = delivery.attempts
+    expect(attempt).toMatchObject({
+      kind: 'scheduled',
+      status_code: 200,
+      error: null,
+      response_excerpt: 'thanks',
+    })
+    expect(attempt?.attempted_at).toMatch(ISO_MS)
+    expect(attempt?.duration_ms).toBeGreaterThanOrEqual(0)
+  })
+
+  it('retries failures with the same X-Service-Id until a 2xx', async () => {
+    const { api } = await freshAccount()
+    const { path } = await createEndpoint(
+      api,
+      ['operator.created'],
+      [{ status: 500, body: 'boom' }, { status: 500 }, { status: 200 }],
+    )
+    await createOperator(api)
+    const requests = await receiver.waitForRequests(path, 3)
+    const id = header(requests[0] as ReceivedRequest, 'x-service-id') ?? ''
+    expect(requests.map((r) => header(r, 'x-service-id'))).toEqual([id, id, id])
+    expect(new Set(requests.map((r) => r.body)).size).toBe(1)
+
+    const delivery = await settledDelivery(api, id)
+    expect(delivery.status).toBe('succeeded')
+    expect(delivery.next_attempt_at).toBeNull()
+    expect(delivery.attempts.map((a) => [a.kind, a.status_code])).toEqual([
+      ['scheduled', 500],
+      ['scheduled', 500],
+      ['scheduled', 200],
+    ])
+    expect(delivery.attempts[0]?.error).toEqual(expect.any(String))
+    expect(delivery.attempts[0]?.response_excerpt).toBe('boom')
+    expect(delivery.attempts[2]?.error).toBeNull()
+    await sleep(300)
+    expect(receiver.requestsTo(path)).toHaveLength(3)
+  })
+
+  it('a 410 stops the delivery after one request', async () => {
+    const { api } = await freshAccount()
+    const { path, endpoint } = await createEndpoint(api, ['operator.created'], { status: 410 })
+    await createOperator(api)
+    const [request] = await receiver.waitForRequests(path, 1)
+    const delivery = await settledDelivery(api, header(request as ReceivedRequest, 'x-service-id') ?? '')
+    expect(delivery.status).toBe('failed')
+    expect(delivery.next_attempt_at).toBeNull()
+    expect(delivery.attempts.map((a) => a.status_code)).toEqual([410])
+    // The first retry would be due within ~30 ms of the schedule.
+    await sleep(400)
+    expect(receiver.requestsTo(path)).toHaveLength(1)
+    expect((await endpointRow(endpoint.id)).consecutive_failures).toBe(1)
+  })
+
+  it(`gives up after exactly ${MAX_SCHEDULED_ATTEMPTS} attempts, backing off exponentially`, async () => {
+    expect(MAX_SCHEDULED_ATTEMPTS).toBe(6)
+    const { api } = await freshAccount()
+    const { path, endpoint } = await createEndpoint(api, ['operator.created'], { status: 500 })
+    await createOperator(api)
+    const requests = await receiver.waitForRequests(path, 6, 15_000)
+    const id = header(requests[0] as ReceivedRequest, 'x-service-id') ?? ''
+    expect(new Set(requests.map((r) => header(r, 'x-service-id')))).toEqual(new Set([id]))
+
+    const delivery = await settledDelivery(api, id)
+    expect(delivery.status).toBe('failed')
+    expect(delivery.next_attempt_at).toBeNull()
+    expect(delivery.attempts).toHaveLength(6)
+    expect(delivery.attempts.every((a) => a.kind === 'scheduled' && a.status_code === 500)).toBe(true)
+
+    // Schedule × 0.0005: ~30, 84, 231, 645, 1800 ms (±10 %), plus polling.
+    const gaps = requests.slice(1).map((r, i) => r.receivedAt - (requests[i] as ReceivedRequest).receivedAt)
+    expect(gaps[4]).toBeGreaterThanOrEqual(1500)
+    expect(gaps[4]).toBeLessThan(4000)
+    expect(gaps[3]).toBeGreaterThanOrEqual(500)
+    expect(gaps[4] ?? 0).toBeGreaterThan((gaps[3] ?? 0) * 1.5)
+    expect(gaps[3] ?? 0).toBeGreaterThan(gaps[1] ?? 0)
+
+    await sleep(400)
+    expect(receiver.requestsTo(path)).toHaveLength(6)
+    expect((await endpointRow(endpoint.id)).consecutive_failures).toBe(1)
+    expect((await getEndpoint(api, endpoint.id)).status).toBe('enabled')
+  })
+
+  it('honours Retry-After on 429 and 503, capped at one hour × the backoff scale', async () => {
+    const { api } = await freshAccount()
+    const plain = await createEndpoint(api, ['operator.created'], [{ status: 429 }, { status: 200 }])
+    const oneSecond = await createEndpoint(
+      api,
+      ['operator.created'],
+      [{ status: 429, headers: { 'retry-after': '1' } }, { status: 200 }],
+    )
+    const capped = await createEndpoint(
+      api,
+      ['operator.created'],
+      [{ status: 503, headers: { 'retry-after': '3600' } }, { status: 200 }],
+    )
+    await createOperator(api)
+    const gap = async (path: string) => {
+      const [first, second] = await receiver.waitForRequests(path, 2, 10_000)
+      return (second as ReceivedRequest).receivedAt - (first as ReceivedRequest).receivedAt
+    }
+    const [plainGap, oneSecondGap, cappedGap] = await Promise.all([
+      gap(plain.path),
+      gap(oneSecond.path),
+      gap(capped.path),
+    ])
+    // Without Retry-After the first retry comes after ~30 ms (plus a poll).
+    expect(plainGap).toBeLessThan(700)
+    expect(oneSecondGap).toBeGreaterThanOrEqual(990)
+    expect(oneSecondGap).toBeGreaterThan(plainGap)
+    // 3600 s asked, 1 h × 0.0005 = 1.8 s granted.
+    expect(cappedGap).toBeGreaterThanOrEqual(1790)
+    expect(cappedGap).toBeLessThan(3000)
+
+    for (const { path } of [plain, oneSecond, capped]) {
+      const [request] = receiver.requestsTo(path)
+      const delivery = await settledDelivery(api, header(request as ReceivedRequest, 'x-service-id') ?? '')
+      expect(delivery.status).toBe('succeeded')
+      expect(delivery.attempts).toHaveLength(2)
+    }
+  })
+
+  it('counts a 3xx as a failure and never follows the redirect', async () => {
+    const { api } = await freshAccount()
+    const target = receiver.freshPath('moved')
+    const { path } = await createEndpoint(
+      api,
+      ['operator.created'],
+      [
+        { status: 302, headers: { location: receiver.url(target) } },
+        { status: 307, headers: { location: receiver.url(target) } },
+        { status: 200 },
+      ],
+    )
+    await createOperator(api)
+    const requests = await receiver.waitForRequests(path, 3)
+    const delivery = await settledDelivery(api, header(requests[0] as ReceivedRequest, 'x-service-id') ?? '')
+    expect(delivery.status).toBe('succeeded')
+    expect(delivery.attempts.map((a) => a.status_code)).toEqual([302, 307, 200])
+    expect(delivery.attempts[0]?.error).toEqual(expect.any(String))
+    expect(delivery.attempts[1]?.error).toEqual(expect.any(String))
+    expect(receiver.requestsTo(target)).toEqual([])
+  })
+
+  it('auto-disables after the threshold of exhausted deliveries; re-enabling resumes with new events only', async () => {
+    const { api } = await freshAccount()
+    // The endpoint's answer depends on the operator an event is about (its ident prefix).
+    const byIdent = (request: ReceivedRequest): ReceiverResponse => {
+      const ident = String(envelopeOf(request).data.object.ident ?? '')
+      if (ident.startsWith('exhaust-')) return { status: 500 }
+      if (ident.startsWith('gone-')) return { status: 410 }
+      if (ident.startsWith('slow-')) return { status: 503, headers: { 'retry-after': '3600' } }
+      return { status: 200 }
+    }
+    const target = await createEndpoint(api, ['operator.created'], byIdent)
+    const witness = await createEndpoint(api, ['*'])
+
+    // A delivery that is still pending (waiting out a long Retry-After) when the endpoint is disabled.
+    const slow = await createOperator(api, uniq('slow'))
+    const slowRequest = await requestAbout(target.path, slow.id)
+    const slowId = header(slowRequest, 'x-service-id') ?? ''
+
+    const exhausted = await createOperator(api, uniq('exhaust'))
+    const gone = await createOperator(api, uniq('gone'))
+    const disabled = await receiver.waitFor(
+      async () => {
+        const endpoint = await getEndpoint(api, target.endpoint.id)
+        return endpoint.status === 'disabled' ? endpoint : undefined
+      },
+      15_000,
+      'the endpoint to be auto-disabled',
+    )
+    expect(disabled.disabled_reason).toEqual(expect.any(String))
+    expect(disabled.disabled_reason).not.toBe('manual')
+
+    const exhaustedRequests = receiver
+      .requestsTo(target.path)
+      .filter((r) => envelopeOf(r).data.object.id === exhausted.id)
+    expect(exhaustedRequests).toHaveLength(6)
+    const goneRequests = receiver
+      .requestsTo(target.path)
+      .filter((r) => envelopeOf(r).data.object.id === gone.id)
+    expect(goneRequests).toHaveLength(1)
+    const slowDelivery = await getDelivery(api, slowId)
+    expect(slowDelivery.status).toBe('failed')
+    expect(slowDelivery.next_attempt_at).toBeNull()
+    expect(slowDelivery.attempts.length).toBeGreaterThanOrEqual(1)
+    expect(slowDelivery.attempts.length).toBeLessThan(6)
+    const slowAttempts = slowDelivery.attempts.length
+
+    // While disabled: no new deliveries, no test sends, no resends.
+    const during = await createOperator(api, uniq('during'))
+    const duringEvent = envelopeOf(await requestAbout(witness.path, during.id)).id
+    expect((await deliveryRowsOfEvent(duringEvent)).map((d) => d.endpoint_id)).toEqual([witness.endpoint.id])
+    const test = await api.post(`/v1/webhook-endpoints/${target.endpoint.id}/send-test`)
+    expect(test.status).toBe(409)
+    expect(errorOf(test).code).toBe('endpoint_disabled')
+    const resend = await api.post(`/v1/webhook-deliveries/${slowId}/resend`)
+    expect(resend.status).toBe(409)
+    expect(errorOf(resend).code).toBe('endpoint_disabled')
+
+    const enabled = await api.patch<Endpoint>(`/v1/webhook-endpoints/${target.endpoint.id}`, {
+      status: 'enabled',
+    })
+    expect(enabled.status).toBe(200)
+    expect(enabled.body).toMatchObject({ status: 'enabled', disabled_reason: null })
+    expect((await endpointRow(target.endpoint.id)).consecutive_failures).toBe(0)
+
+    const after = await createOperator(api, uniq('after'))
+    await requestAbout(target.path, after.id)
+    // The failure count starts again from zero: one more exhausted delivery stays under the threshold.
+    const goneAgain = await createOperator(api, uniq('gone'))
+    const goneAgainRequest = await requestAbout(target.path, goneAgain.id)
+    await settledDelivery(api, header(goneAgainRequest, 'x-service-id') ?? '')
+    expect((await getEndpoint(api, target.endpoint.id)).status).toBe('enabled')
+    expect((await endpointRow(target.endpoint.id)).consecutive_failures).toBe(1)
+
+    const seenByTarget = receiver.requestsTo(target.path).map((r) => envelopeOf(r).data.object.id)
+    expect(seenByTarget).not.toContain(during.id)
+    expect(seenByTarget.filter((id) => id === slow.id)).toHaveLength(slowAttempts)
+    expect((await getDelivery(api, slowId)).status).toBe('failed')
+  })
+
+  it('needs the exhausted deliveries to be consecutive: a 2xx in between resets the count', async () => {
+    const { api } = await freshAccount()
+    const { endpoint, path } = await createEndpoint(api, ['operator.created'], (request) =>
+      String(envelopeOf(request).data.object.ident).startsWith('gone-') ? { status: 410 } : { status: 200 },
+    )
+    const step = async (prefix: string) => {
+      const operator = await createOperator(api, uniq(prefix))
+      const request = await requestAbout(path, operator.id)
+      return settledDelivery(api, header(request, 'x-service-id') ?? '')
+    }
+    expect((await step('gone')).status).toBe('failed')
+    expect((await endpointRow(endpoint.id)).consecutive_failures).toBe(1)
+    expect((await step('ok')).status).toBe('succeeded')
+    expect((await endpointRow(endpoint.id)).consecutive_failures).toBe(0)
+    expect((await step('gone')).status).toBe('failed')
+    expect((await getEndpoint(api, endpoint.id)).status).toBe('enabled')
+    expect((await step('gone')).status).toBe('failed')
+    const disabled = await getEndpoint(api, endpoint.id)
+    expect(disabled.status).toBe('disabled')
+    expect(disabled.disabled_reason).toEqual(expect.any(String))
+  })
+
+  it('signs with both secrets during a rotation grace, new first, and with one after grace_hours 0', async () => {
+    const { api } = await freshAccount()
+    const { endpoint, secret: s0, path } = await createEndpoint(api, ['operator.created'])
+    const rotate = async (body: Record<string, unknown>) => {
+      const res = await api.post<Endpoint>(`/v1/webhook-endpoints/${endpoint.id}/rotate-secret`, body)
+      expect(res.status).toBe(200)
+      return res.body.secret ?? ''
+    }
+    const delivered = async () => requestAbout(path, (await createOperator(api)).id)
+
+    const s1 = await rotate({ grace_hours: 1 })
+    let request = await delivered()
+    let { t: ts, v1 } = signatureParts(request)
+    expect(v1).toEqual([hmac(s1, ts, request.body), hmac(s0, ts, request.body)])
+    const twoValues = header(request, 'x-service-signature') ?? ''
+    expect(twoValues).toMatch(/^t=\d+,v1=[0-9a-f]{64},v1=[0-9a-f]{64}$/)
+    expect(() => verifyWebhook(request.body, twoValues, s1)).not.toThrow()
+    expect(() => verifyWebhook(request.body, twoValues, s0)).not.toThrow()
+    expectRejected(request, `whsec_${randomBytes(32).toString('base64url')}`)
+
+    // The default grace (24 h) keeps the secret just replaced; the one before it is gone.
+    const s2 = await rotate({})
+    request = await delivered()
+    ;({ t: ts, v1 } = signatureParts(request))
+    expect(v1).toEqual([hmac(s2, ts, request.body), hmac(s1, ts, request.body)])
+    expectRejected(request, s0)
+
+    const s3 = await rotate({ grace_hours: 0 })
+    request = await delivered()
+    ;({ t: ts, v1 } = signatureParts(request))
+    expect(header(request, 'x-service-signature')).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/)
+    expect(v1).toEqual([hmac(s3, ts, request.body)])
+    expect(() => verifyWebhook(request.body, header(request, 'x-service-signature') ?? '', s3)).not.toThrow()
+    expectRejected(request, s2)
+    expectRejected(request, s1)
+  })
+
+  it('send-test reaches only that endpoint, signed like every delivery', async () => {
+    const { api } = await freshAccount()
+    const tested = await createEndpoint(api, ['*'])
+    const other = await createEndpoint(api, ['*'])
+    const res = await api.post<Delivery>(`/v1/webhook-endpoints/${tested.endpoint.id}/send-test`)
+    expect(res.status).toBe(201)
+    expect(res.body).toMatchObject({ endpoint_id: tested.endpoint.id, event_type: 'webhook_endpoint.test' })
+
+    const [request] = await receiver.waitForRequests(tested.path, 1)
+    if (!request) throw new Error('unreachable')
+    expect(header(request, 'x-service-id')).toBe(res.body.id)
+    expect(header(request, 'x-service-event')).toBe('webhook_endpoint.test')
+    expect(() =>
+      verifyWebhook(request.body, header(request, 'x-service-signature') ?? '', tested.secret),
+    ).not.toThrow()
+    const envelope = envelopeOf(request)
+    expect(envelope).toMatchObject({
+      object: 'event',
+      id: res.body.event_id,
+      type: 'webhook_endpoint.test',
+      livemode: false,
+    })
+    expect(envelope.data.object).toEqual(await getEndpoint(api, tested.endpoint.id))
+    expect(request.body).not.toContain('whsec_')
+
+    // A later event reaches the other endpoint, so anything dispatched before it has been too.
+    const operator = await createOperator(api)
+    await requestAbout(other.path, operator.id)
+    expect(receiver.requestsTo(other.path).map((r) => header(r, 'x-service-event'))).toEqual([
+      'operator.created',
+    ])
+    expect((await deliveryRowsOfEvent(res.body.event_id)).map((d) => d.endpoint_id)).toEqual([
+      tested.endpoint.id,
+    ])
+    expect((await settledDelivery(api, res.body.id)).status).toBe('succeeded')
+  })
+
+  it('resend appends one attempt to the same delivery; failed resends never count towards auto-disable', async () => {
+    const { api } = await freshAccount()
+    let status = 410
+    const { endpoint, path } = await createEndpoint(api, ['operator.created'], () => ({
+      status,
+      body: `s${status}`,
+    }))
+    await createOperator(api)
+    const [first] = await receiver.waitForRequests(path, 1)
+    const id = header(first as ReceivedRequest, 'x-service-id') ?? ''
+    expect((await settledDelivery(api, id)).status).toBe('failed')
+    expect((await endpointRow(endpoint.id)).consecutive_failures).toBe(1)
+
+    status = 500
+    for (let i = 1; i <= 2; i++) {
+      const res = await api.post<Delivery>(`/v1/webhook-deliveries/${id}/resend`)
+      expect(res.status).toBe(200)
+      expect(res.body.id).toBe(id)
+      expect(res.body.status).toBe('failed')
+      expect(res.body.next_attempt_at).toBeNull()
+      expect(res.body.attempts).toHaveLength(1 + i)
+      expect(res.body.attempts.at(-1)).toMatchObject({
+        kind: 'resend',
+        status_code: 500,
+        response_excerpt: 's500',
+      })
+    }
+    // Threshold 2: had the failed resends counted, the endpoint would be disabled by now.
+    expect((await endpointRow(endpoint.id)).consecutive_failures).toBe(1)
+    expect((await getEndpoint(api, endpoint.id)).status).toBe('enabled')
+    // A failed resend is one attempt, not retried on the schedule.
+    await sleep(400)
+    const requests = receiver.requestsTo(path)
+    expect(requests).toHaveLength(3)
+    expect(requests.map((r) => header(r, 'x-service-id'))).toEqual([id, id, id])
+    expect(new Set(requests.map((r) => r.body)).size).toBe(1)
+
+    status = 200
+    const ok = await api.post<Delivery>(`/v1/webhook-deliveries/${id}/resend`)
+    expect(ok.status).toBe(200)
+    expect(ok.body.status).toBe('succeeded')
+    expect(ok.body.attempts.map((a) => [a.kind, a.status_code])).toEqual([
+      ['scheduled', 410],
+      ['resend', 500],
+      ['resend', 500],
+      ['resend', 200],
+    ])
+    expect((await endpointRow(endpoint.id)).consecutive_failures).toBe(0)
+
+    // Whatever its status: a succeeded delivery can be replayed too.
+    const again = await api.post<Delivery>(`/v1/webhook-deliveries/${id}/resend`)
+    expect(again.status).toBe(200)
+    expect(again.body.attempts).toHaveLength(5)
+    expect(again.body.status).toBe('succeeded')
+    expect(receiver.requestsTo(path)).toHaveLength(5)
+    const last = receiver.requestsTo(path).at(-1) as ReceivedRequest
+    expect(header(last, 'x-service-id')).toBe(id)
+    const secret = await endpointSecret(endpoint.id)
+    expect(() => verifyWebhook(last.body, header(last, 'x-service-signature') ?? '', secret)).not.toThrow()
+
+    const missing = await api.post('/v1/webhook-deliveries/whd_01JAAAAAAAAAAAAAAAAAAAAAAA/resend')
+    expect(missing.status).toBe(404)
+  })
+
+  async function endpointSecret(id: string) {
+    return (await endpointRow(id)).secret
+  }
+
+  it('keeps events within their account and mode', async () => {
+    const accountA = uniq('acct')
+    const accountB = uniq('acct')
+    const contexts = [
+      await freshAccount('test', accountA),
+      await freshAccount('live', accountA),
+      await freshAccount('test', accountB),
+      await freshAccount('live', accountB),
+    ]
+    const endpoints = []
+    for (const { api } of contexts) endpoints.push(await createEndpoint(api, ['*']))
+    const operators = []
+    for (const { api } of contexts) operators.push(await createOperator(api))
+
+    for (const [i, { key }] of contexts.entries()) {
+      const { path, endpoint } = endpoints[i] as (typeof endpoints)[number]
+      const operator = operators[i] as (typeof operators)[number]
+      const request = await requestAbout(path, operator.id)
+      const envelope = envelopeOf(request)
+      expect(envelope.livemode).toBe(key.mode === 'live')
+      expect(endpoint.livemode).toBe(key.mode === 'live')
+      expect((await deliveryRowsOfEvent(envelope.id)).map((d) => d.endpoint_id)).toEqual([endpoint.id])
+    }
+    for (const [i, { path }] of endpoints.entries()) {
+      expect(receiver.requestsTo(path).map((r) => envelopeOf(r).data.object.id)).toEqual([operators[i]?.id])
+    }
+  })
+})
