@@ -15,7 +15,9 @@ async function postgresAvailable(): Promise<boolean> {
     return true
   } catch (error) {
     if (process.env.REQUIRE_POSTGRES === '1') {
-      throw new Error(`REQUIRE_POSTGRES=1 but PostgreSQL at ${POSTGRES_URL} is not reachable: ${String(error)}`)
+      throw new Error(
+        `REQUIRE_POSTGRES=1 but PostgreSQL at ${POSTGRES_URL} is not reachable: ${String(error)}`,
+      )
     }
     console.warn(`PostgreSQL not reachable at ${POSTGRES_URL}: running the suite on SQLite only.`)
     return false

@@ -18,7 +18,9 @@ describe('app', () => {
   })
 
   it('serves the OpenAPI 3.1 document without a key', async () => {
-    const res = await t.client(undefined).get<{ openapi: string; paths: Record<string, unknown> }>('/v1/openapi.json')
+    const res = await t
+      .client(undefined)
+      .get<{ openapi: string; paths: Record<string, unknown> }>('/v1/openapi.json')
     expect(res.status).toBe(200)
     expect(res.body.openapi).toBe('3.1.0')
     expect(Object.keys(res.body.paths)).toContain('/v1/operators/{id}')

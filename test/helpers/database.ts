@@ -35,7 +35,8 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   url.searchParams.set('options', `-c search_path=${schema}`)
   return {
     url: url.toString(),
-    drop: () => withClient(base, (c) => c.query(`drop schema if exists ${schema} cascade`)).then(() => undefined),
+    drop: () =>
+      withClient(base, (c) => c.query(`drop schema if exists ${schema} cascade`)).then(() => undefined),
   }
 }
 

@@ -15,7 +15,10 @@ export default class SummaryReporter implements Reporter {
         else count.skipped++
       }
       // A file that failed before its tests ran (an import or a beforeAll) counts as a failure.
-      if (module.state() === 'failed' && ![...module.children.allTests()].some((t) => t.result().state === 'failed')) {
+      if (
+        module.state() === 'failed' &&
+        ![...module.children.allTests()].some((t) => t.result().state === 'failed')
+      ) {
         count.failed++
       }
     }
