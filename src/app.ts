@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto'
-import swagger from '@fastify/swagger'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import type { Redis } from 'ioredis'
 import type { Config } from './config.js'
@@ -9,9 +8,9 @@ import { enforce, identify, KeyCache, registerAuth } from './http/auth.js'
 import { BODY_LIMIT_BYTES, registerErrorHandling, sendError } from './http/error-handler.js'
 import { errors } from './http/errors.js'
 import { CreateRunner, purgeExpiredIdempotencyKeys } from './http/idempotency.js'
+import { registerOpenApi } from './http/openapi.js'
 import { Paginator } from './http/pagination.js'
 import { registerRateLimit } from './http/rate-limit.js'
-import { ErrorEnvelope } from './http/schemas.js'
 import { rejectNulCharacters, validatorCompiler } from './http/validation.js'
 import { deviceRoutes } from './modules/devices/routes.js'
 import { eventRoutes } from './modules/events/routes.js'
@@ -65,24 +64,9 @@ export async function buildApp({ config, db, redis }: AppDependencies): Promise<
   app.decorate('db', db)
   app.decorate('creates', new CreateRunner(db))
   app.decorate('paginator', new Paginator(await loadSecret(db, 'cursor_secret')))
-  app.addSchema(ErrorEnvelope)
 
   registerErrorHandling(app)
   registerAuth(app)
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Workforce Attendance API',
-        version: '1.0.0',
-        description:
-          'Operators, sessions, scans and signed webhooks. Authenticate with `Authorization: Bearer <key>`.',
-      },
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
-      security: [{ bearerAuth: [] }],
-    },
-    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
-  })
 
   // Order matters: the id header first (every response has it), then who is calling, then the
   // rate limit (per key, so it needs the key), then the refusals.
@@ -98,7 +82,8 @@ export async function buildApp({ config, db, redis }: AppDependencies): Promise<
     await db.selectFrom('settings').select('name').limit(1).execute()
     return { status: 'ok' }
   })
-  app.get('/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger())
+  // Named schemas, GET /v1/openapi.json and /docs; before the routes, which it documents.
+  await registerOpenApi(app)
   await app.register(operatorRoutes)
   await app.register(locationRoutes)
   await app.register(deviceRoutes)

@@ -21,7 +21,7 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The scope a route needs; every /v1 route declares one unless it is public. */
     scope?: Scope
-    /** Served without a key (health, OpenAPI document). */
+    /** A /v1 route served without a key (the OpenAPI document). */
     public?: boolean
   }
 }
@@ -84,11 +84,20 @@ export function identify(cache: KeyCache): onRequestAsyncHookHandler {
 
 const scopesByRequest = new WeakMap<FastifyRequest, ReadonlySet<string>>()
 
+/**
+ * The API is what lives under /v1/. Routes outside it (the health check, the /docs reference and
+ * its static files, which @fastify/swagger-ui registers itself) serve no account data and are
+ * public by design: one rule here rather than a flag on routes a plugin owns.
+ */
+function isApiRoute(url: string | undefined): boolean {
+  return url?.startsWith('/v1/') ?? false
+}
+
 /** Refuses what `identify` could not accept, and keys without the route's scope. */
 export const enforce: onRequestAsyncHookHandler = async (request) => {
   const config = request.routeOptions.config
   // Unknown routes answer 404 with or without a key: the route table is public (OpenAPI) anyway.
-  if (config.public || request.is404) return
+  if (config.public || request.is404 || !isApiRoute(request.routeOptions.url)) return
   if (request.authFailure) throw errors.authentication(request.authFailure)
   if (!request.auth) {
     throw errors.authentication('No API key provided. Send "Authorization: Bearer <API key>".')
@@ -101,11 +110,15 @@ export const enforce: onRequestAsyncHookHandler = async (request) => {
 export function registerAuth(app: FastifyInstance): void {
   app.decorateRequest('auth', null)
   app.decorateRequest('authFailure', null)
-  // Fail at start-up, not at request time, when a route forgets to declare what it needs.
+  // Fail at start-up, not at request time, when a route forgets to declare what it needs, or
+  // declares a scope that would not be enforced (outside /v1/ everything is public).
   app.addHook('onRoute', (route) => {
     const config = (route.config ?? {}) as { scope?: Scope; public?: boolean }
-    if (route.url.startsWith('/v1/') && !config.public && !config.scope) {
+    if (isApiRoute(route.url) && !config.public && !config.scope) {
       throw new Error(`Route ${route.method} ${route.url} declares neither config.scope nor config.public`)
+    }
+    if (!isApiRoute(route.url) && config.scope) {
+      throw new Error(`Route ${route.method} ${route.url} is outside /v1/ (public): it cannot have a scope`)
     }
   })
 }

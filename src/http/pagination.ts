@@ -24,15 +24,18 @@ export const paginationQuery = {
   ),
 }
 
-export function listEnvelope<T extends TSchema>(item: T) {
+/** The list envelope of every list route; `item` is a `ref(...)` to the resource's named schema. */
+export function listEnvelope<T extends TSchema>(item: T, description = 'A page of the list, newest first.') {
   return Type.Object(
     {
       object: Type.Literal('list'),
       data: Type.Array(item),
-      has_more: Type.Boolean(),
-      next_cursor: Type.Union([Type.String(), Type.Null()]),
+      has_more: Type.Boolean({ description: '`true` when further pages exist.' }),
+      next_cursor: Type.Union([Type.String(), Type.Null()], {
+        description: 'Pass as `cursor` for the next page; `null` when `has_more` is `false`.',
+      }),
     },
-    { additionalProperties: false },
+    { additionalProperties: false, description },
   )
 }
 

@@ -6,7 +6,7 @@ import type { ScopeResource } from '../modules/keys/scopes.js'
 import { type AuthContext, requireAuth } from './auth.js'
 import { errors } from './errors.js'
 import { listEnvelope } from './pagination.js'
-import { errorResponses, IdParams } from './schemas.js'
+import { errorResponses, IdParams, ref } from './schemas.js'
 
 /**
  * The standard routes of a resource, declared once: create (idempotent), retrieve, update, delete
@@ -26,6 +26,7 @@ export interface ResourceDefinition<
   name: string
   tag: string
   scope: ScopeResource
+  /** The resource's named schema (with `$id`); routes refer to it, never copy it. */
   schema: TSchema
   /** The create answer when it differs from `schema` (a webhook endpoint shows its secret once). */
   createResponse?: TSchema
@@ -38,6 +39,7 @@ export interface ResourceDefinition<
   /** Absent for resources that cannot be deleted. */
   remove?: {
     summary: string
+    /** A named schema (with `$id`): the deleted object, or the resource itself for a soft delete. */
     response: TSchema
     run: (trx: Trx, auth: AuthContext, id: string) => Promise<unknown>
   }
@@ -63,6 +65,8 @@ export function registerResourceRoutes<
   const read = { scope: `${def.scope}:read` as const }
   const write = { scope: `${def.scope}:write` as const }
   const byId = `${def.path}/:id`
+  const label = def.name.replaceAll('_', ' ')
+  const article = /^[aeiou]/.test(label) ? 'an' : 'a'
 
   app.post(
     def.path,
@@ -70,9 +74,10 @@ export function registerResourceRoutes<
       config: write,
       schema: {
         tags,
-        summary: `Create a ${def.name}`,
+        summary: `Create ${article} ${label}`,
+        'x-idempotent': true,
         body: def.createBody,
-        response: { 201: def.createResponse ?? def.schema, ...errorResponses(409, 413, 415, 422) },
+        response: { 201: ref(def.createResponse ?? def.schema, `The created ${label}.`) },
       },
     },
     (request, reply) =>
@@ -87,9 +92,9 @@ export function registerResourceRoutes<
       config: read,
       schema: {
         tags,
-        summary: `Retrieve a ${def.name}`,
+        summary: `Retrieve ${article} ${label}`,
         params: IdParams,
-        response: { 200: def.schema, ...errorResponses(404) },
+        response: { 200: ref(def.schema, `The ${label}.`) },
       },
     },
     async (request) => {
@@ -105,10 +110,10 @@ export function registerResourceRoutes<
       config: write,
       schema: {
         tags,
-        summary: `Update a ${def.name}`,
+        summary: `Update ${article} ${label}`,
         params: IdParams,
         body: def.updateBody,
-        response: { 200: def.schema, ...errorResponses(404, 409, 413, 415, 422) },
+        response: { 200: ref(def.schema, `The updated ${label}.`), ...errorResponses(409) },
       },
     },
     (request) =>
@@ -129,7 +134,14 @@ export function registerResourceRoutes<
           tags,
           summary: remove.summary,
           params: IdParams,
-          response: { 200: remove.response, ...errorResponses(404) },
+          response: {
+            200: ref(
+              remove.response,
+              remove.response === def.schema
+                ? `The ${label}, deactivated (a soft delete).`
+                : `The ${label} is gone: its id, with \`deleted: true\`.`,
+            ),
+          },
         },
       },
       (request) =>
@@ -143,9 +155,9 @@ export function registerResourceRoutes<
       config: read,
       schema: {
         tags,
-        summary: `List ${def.name}s, newest first`,
+        summary: `List ${label}s, newest first`,
         querystring: def.listQuery,
-        response: { 200: listEnvelope(def.schema), ...errorResponses() },
+        response: { 200: listEnvelope(ref(def.schema), `A page of ${label}s, newest first.`) },
       },
     },
     (request) => {

@@ -1,5 +1,18 @@
-import { type TSchema, Type } from 'typebox'
+import { type Static, type TSchema, type TUnsafe, Type } from 'typebox'
 import { ERROR_TYPES } from './errors.js'
+
+/**
+ * Named schemas. A response object schema is declared once, in its module's `schemas.ts`, with a
+ * `$id`; `http/openapi.ts` registers it once with `app.addSchema`, and routes and other schemas
+ * point at it with `ref(...)`. The serializer resolves the reference (and still drops unknown
+ * fields: every object schema has `additionalProperties: false`), the OpenAPI document shows it as
+ * `#/components/schemas/<$id>`, and TypeScript sees the referenced schema's static type.
+ */
+export function ref<T extends TSchema>(schema: T, description?: string): TUnsafe<Static<T>> {
+  const id = (schema as { $id?: unknown }).$id
+  if (typeof id !== 'string') throw new Error('ref() needs a schema with an $id')
+  return Type.Unsafe<Static<T>>({ $ref: `${id}#`, ...(description === undefined ? {} : { description }) })
+}
 
 export const ErrorEnvelope = Type.Object(
   {
@@ -7,37 +20,81 @@ export const ErrorEnvelope = Type.Object(
       {
         type: Type.Union(Object.keys(ERROR_TYPES).map((t) => Type.Literal(t))),
         message: Type.String(),
-        request_id: Type.String({ description: 'Equals the X-Request-Id response header.' }),
-        code: Type.Optional(Type.String()),
-        param: Type.Optional(Type.String()),
+        request_id: Type.String({ description: 'Prefix `req_`; equals the X-Request-Id response header.' }),
+        code: Type.Optional(Type.String({ description: 'Machine-readable code, when applicable.' })),
+        param: Type.Optional(Type.String({ description: 'The offending parameter, when applicable.' })),
       },
       { additionalProperties: false },
     ),
   },
-  { $id: 'ErrorEnvelope', additionalProperties: false },
+  { $id: 'ErrorEnvelope', additionalProperties: false, description: 'Every error answer has this body.' },
 )
 
-const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: 'Malformed request (bad JSON, bad cursor).',
-  401: 'Missing, invalid, revoked or expired key.',
-  403: 'The key lacks the scope of this route.',
-  404: 'No such resource.',
-  405: 'Method not allowed on this path.',
-  409: 'Uniqueness or idempotency conflict.',
-  413: 'Body larger than 1 MiB.',
-  415: 'Content-Type is not application/json.',
-  422: 'A field failed validation.',
-  429: 'Too many requests; see Retry-After.',
-  500: 'Server-side failure.',
+/** What each error status means; the document's shared error responses carry these texts. */
+export const ERROR_RESPONSES: Record<number, { name: string; description: string }> = {
+  400: {
+    name: 'BadRequest',
+    description: 'Malformed request: bad JSON, a body that is not an object, a bad cursor.',
+  },
+  401: {
+    name: 'Unauthorized',
+    description: 'Missing, invalid, revoked or expired key (`authentication_error`).',
+  },
+  403: { name: 'Forbidden', description: 'The key lacks the scope of this route (`insufficient_scope`).' },
+  404: { name: 'NotFound', description: 'No such resource in this account and mode, or no such route.' },
+  405: {
+    name: 'MethodNotAllowed',
+    description: 'The path exists but not with this method; `Allow` lists its methods.',
+  },
+  409: {
+    name: 'Conflict',
+    description:
+      'Uniqueness conflict (e.g. `duplicate_ident`), a disabled webhook endpoint, or an Idempotency-Key reused with another request (`idempotency_key_reuse`) or still in flight (`idempotency_key_in_use`).',
+  },
+  413: { name: 'PayloadTooLarge', description: 'Body larger than 1 MiB (`body_too_large`).' },
+  415: { name: 'UnsupportedMediaType', description: 'A body whose Content-Type is not application/json.' },
+  422: {
+    name: 'ValidationError',
+    description:
+      'A parameter failed validation (`validation_error`; `code` and `param` say which and why), e.g. `missing_param`, `unknown_param`, `invalid_type`, a reference that does not resolve.',
+  },
+  429: {
+    name: 'RateLimited',
+    description: 'Too many requests for this key (`rate_limited`); retry after `Retry-After` seconds.',
+  },
+  500: {
+    name: 'InternalError',
+    description: 'Server-side failure (`api_error`); quote `request_id` when reporting it.',
+  },
 }
 
-const errorResponse = (status: number) =>
-  Type.Unsafe<unknown>({ $ref: 'ErrorEnvelope#', description: ERROR_DESCRIPTIONS[status] })
-
-/** The error responses every authenticated route can give, plus the route's own. */
+/** An error response for the route's `response` map: the serializer and the document both use it. */
 export function errorResponses(...statuses: number[]): Record<number, TSchema> {
-  const all = [400, 401, 403, 429, 500, ...statuses]
-  return Object.fromEntries([...new Set(all)].sort().map((s) => [s, errorResponse(s)]))
+  return Object.fromEntries(
+    [...new Set(statuses)]
+      .sort((a, b) => a - b)
+      .map((s) => [
+        s,
+        Type.Unsafe<unknown>({ $ref: 'ErrorEnvelope#', description: ERROR_RESPONSES[s]?.description }),
+      ]),
+  )
+}
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+
+/**
+ * The error statuses a route can answer because of its shape, whatever its handler does: every
+ * route can get a malformed request (400), a NUL character in its query string (422), the rate
+ * limit (429) and a failure (500); a keyed route 401 and 403; a route with an `{id}` 404; a method
+ * that reads a body 413 and 415. An onRoute hook (see `http/openapi.ts`) adds them to every
+ * documented route, so no route can forget one; routes declare only their own (e.g. 409).
+ */
+export function shapeErrorStatuses(route: { method: string | string[]; url: string; isPublic: boolean }) {
+  const statuses = [400, 422, 429, 500]
+  if (!route.isPublic) statuses.push(401, 403)
+  if (route.url.includes('/:')) statuses.push(404)
+  if ([route.method].flat().some((m) => BODY_METHODS.has(m))) statuses.push(413, 415)
+  return statuses.sort((a, b) => a - b)
 }
 
 /** A string that may be null (JSON Schema type array, valid OpenAPI 3.1). */
@@ -49,10 +106,10 @@ export const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) })
 
 export const Timestamp = Type.String({ format: 'date-time', description: 'UTC, ISO-8601 with milliseconds.' })
 
-/** The answer of a DELETE that removes an object. */
-export function deletedObject(kind: string) {
+/** The answer of a DELETE that removes an object; `$id` names it in the document (`DeletedDevice`). */
+export function deletedObject<Kind extends string>(kind: Kind, $id: string) {
   return Type.Object(
     { object: Type.Literal(kind), id: Type.String(), deleted: Type.Literal(true) },
-    { additionalProperties: false },
+    { $id, additionalProperties: false, description: `The answer of deleting a ${kind}.` },
   )
 }

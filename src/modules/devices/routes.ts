@@ -1,8 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { registerResourceRoutes } from '../../http/resource-routes.js'
-import { deletedObject } from '../../http/schemas.js'
 import { findDevice, listDeviceRows, toDevice } from './repository.js'
-import { CreateDeviceBody, Device, ListDevicesQuery, UpdateDeviceBody } from './schemas.js'
+import { CreateDeviceBody, DeletedDevice, Device, ListDevicesQuery, UpdateDeviceBody } from './schemas.js'
 import { createDevice, deleteDevice, updateDevice } from './service.js'
 
 export async function deviceRoutes(app: FastifyInstance): Promise<void> {
@@ -20,7 +19,7 @@ export async function deviceRoutes(app: FastifyInstance): Promise<void> {
     update: updateDevice,
     remove: {
       summary: 'Delete a device (sessions that refer to it stay readable)',
-      response: deletedObject('device'),
+      response: DeletedDevice,
       run: deleteDevice,
     },
     list: listDeviceRows,

@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox'
 import { paginationQuery } from '../../http/pagination.js'
-import { nullableString, Timestamp } from '../../http/schemas.js'
+import { deletedObject, nullableString, Timestamp } from '../../http/schemas.js'
 
 const code = Type.String({
   minLength: 1,
@@ -22,7 +22,7 @@ export const Device = Type.Object(
     created: Timestamp,
     updated: Timestamp,
   },
-  { additionalProperties: false },
+  { $id: 'Device', additionalProperties: false, description: 'A scanning terminal, known by its code.' },
 )
 export type Device = Static<typeof Device>
 
@@ -47,3 +47,5 @@ export const ListDevicesQuery = Type.Object(
   { additionalProperties: false },
 )
 export type ListDevicesQuery = Static<typeof ListDevicesQuery>
+
+export const DeletedDevice = deletedObject('device', 'DeletedDevice')

@@ -1,8 +1,13 @@
 import type { FastifyInstance } from 'fastify'
 import { registerResourceRoutes } from '../../http/resource-routes.js'
-import { deletedObject } from '../../http/schemas.js'
 import { findLocation, listLocationRows, toLocation } from './repository.js'
-import { CreateLocationBody, ListLocationsQuery, Location, UpdateLocationBody } from './schemas.js'
+import {
+  CreateLocationBody,
+  DeletedLocation,
+  ListLocationsQuery,
+  Location,
+  UpdateLocationBody,
+} from './schemas.js'
 import { createLocation, deleteLocation, updateLocation } from './service.js'
 
 export async function locationRoutes(app: FastifyInstance): Promise<void> {
@@ -20,7 +25,7 @@ export async function locationRoutes(app: FastifyInstance): Promise<void> {
     update: updateLocation,
     remove: {
       summary: 'Delete a location (sessions that refer to it stay readable)',
-      response: deletedObject('location'),
+      response: DeletedLocation,
       run: deleteLocation,
     },
     list: listLocationRows,

@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox'
 import { paginationQuery } from '../../http/pagination.js'
-import { nullableString, Timestamp } from '../../http/schemas.js'
+import { deletedObject, nullableString, Timestamp } from '../../http/schemas.js'
 
 const name = Type.String({
   minLength: 1,
@@ -25,7 +25,7 @@ export const Location = Type.Object(
     created: Timestamp,
     updated: Timestamp,
   },
-  { additionalProperties: false },
+  { $id: 'Location', additionalProperties: false, description: 'A place where devices stand.' },
 )
 export type Location = Static<typeof Location>
 
@@ -46,3 +46,5 @@ export const ListLocationsQuery = Type.Object(
   { additionalProperties: false },
 )
 export type ListLocationsQuery = Static<typeof ListLocationsQuery>
+
+export const DeletedLocation = deletedObject('location', 'DeletedLocation')

@@ -23,7 +23,7 @@ export const Operator = Type.Object(
     created: Timestamp,
     updated: Timestamp,
   },
-  { additionalProperties: false },
+  { $id: 'Operator', additionalProperties: false, description: 'A worker.' },
 )
 export type Operator = Static<typeof Operator>
 

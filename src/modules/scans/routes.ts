@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import { requireAuth } from '../../http/auth.js'
 import { errors } from '../../http/errors.js'
 import { listEnvelope } from '../../http/pagination.js'
-import { errorResponses, IdParams } from '../../http/schemas.js'
+import { errorResponses, IdParams, ref } from '../../http/schemas.js'
 import { findScan, listScanRows, toScan } from './repository.js'
 import { CreateScanBody, ListScansQuery, Scan } from './schemas.js'
 import { recordScan } from './service.js'
@@ -20,8 +20,9 @@ export async function scanRoutes(instance: FastifyInstance): Promise<void> {
       schema: {
         tags,
         summary: 'Record a scan at a device: checks the operator in or out',
+        'x-idempotent': true,
         body: CreateScanBody,
-        response: { 201: Scan, ...errorResponses(409, 413, 415, 422) },
+        response: { 201: ref(Scan, 'The scan, with what it did (`result`).'), ...errorResponses(409) },
       },
     },
     (request, reply) =>
@@ -36,7 +37,7 @@ export async function scanRoutes(instance: FastifyInstance): Promise<void> {
         tags,
         summary: 'Retrieve a scan',
         params: IdParams,
-        response: { 200: Scan, ...errorResponses(404) },
+        response: { 200: ref(Scan, 'The scan.') },
       },
     },
     async (request) => {
@@ -54,7 +55,7 @@ export async function scanRoutes(instance: FastifyInstance): Promise<void> {
         tags,
         summary: 'List scans, newest first',
         querystring: ListScansQuery,
-        response: { 200: listEnvelope(Scan), ...errorResponses() },
+        response: { 200: listEnvelope(ref(Scan), 'A page of scans, newest first.') },
       },
     },
     (request) => {

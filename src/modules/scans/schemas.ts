@@ -32,7 +32,7 @@ export const Scan = Type.Object(
     livemode: Type.Boolean(),
     created: Timestamp,
   },
-  { additionalProperties: false },
+  { $id: 'Scan', additionalProperties: false, description: 'A badge scan at a device and what it did.' },
 )
 export type Scan = Static<typeof Scan>
 

@@ -5,10 +5,11 @@ import { requireAuth } from '../../http/auth.js'
 import { errors } from '../../http/errors.js'
 import { listEnvelope, paginationQuery } from '../../http/pagination.js'
 import { registerResourceRoutes } from '../../http/resource-routes.js'
-import { deletedObject, errorResponses, IdParams } from '../../http/schemas.js'
+import { IdParams, ref } from '../../http/schemas.js'
 import { findSession, listRevisionRows, sessionEverExisted, toRevision, toSession } from './repository.js'
 import {
   CreateSessionBody,
+  DeletedSession,
   ListSessionsQuery,
   Session,
   SessionRevision,
@@ -31,7 +32,7 @@ export async function sessionRoutes(instance: FastifyInstance): Promise<void> {
     update: updateSession,
     remove: {
       summary: 'Delete a session (its revisions are kept)',
-      response: deletedObject('session'),
+      response: DeletedSession,
       run: deleteSession,
     },
     list: listSessions,
@@ -48,7 +49,7 @@ export async function sessionRoutes(instance: FastifyInstance): Promise<void> {
         summary: "A session's edit history, newest first (kept after the session is deleted)",
         params: IdParams,
         querystring: Type.Object(paginationQuery, { additionalProperties: false }),
-        response: { 200: listEnvelope(SessionRevision), ...errorResponses(404) },
+        response: { 200: listEnvelope(ref(SessionRevision), 'A page of revisions, newest first.') },
       },
     },
     async (request) => {

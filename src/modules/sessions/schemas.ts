@@ -1,19 +1,20 @@
 import { type Static, Type } from 'typebox'
 import { paginationQuery } from '../../http/pagination.js'
-import { nullableString, Timestamp } from '../../http/schemas.js'
+import { deletedObject, nullableString, ref, Timestamp } from '../../http/schemas.js'
 
 const timeInput = Type.Object(
   { time: Type.String({ maxLength: 64, description: 'ISO-8601 with a zone designator (Z or ±hh:mm).' }) },
   { additionalProperties: false },
 )
 const timeOutput = Type.Object({ time: Timestamp }, { additionalProperties: false })
-const ref = (description: string, maxLength = 64) => Type.String({ minLength: 1, maxLength, description })
+const reference = (description: string, maxLength = 64) =>
+  Type.String({ minLength: 1, maxLength, description })
 
 const settable = {
-  operator_ident: Type.Optional(ref('Resolves to an operator by its ident.')),
-  operator_id: Type.Optional(ref('Resolves to an operator by its id.')),
+  operator_ident: Type.Optional(reference('Resolves to an operator by its ident.')),
+  operator_id: Type.Optional(reference('Resolves to an operator by its id.')),
   location_name: Type.Optional(
-    ref('Resolves to a location by name (422 ambiguous_location if shared).', 200),
+    reference('Resolves to a location by name (422 ambiguous_location if shared).', 200),
   ),
   break_minutes: Type.Optional(
     Type.Integer({ minimum: 0, maximum: 100_000, description: 'Minutes of break.' }),
@@ -47,15 +48,19 @@ export const Session = Type.Object(
     created: Timestamp,
     updated: Timestamp,
   },
-  { additionalProperties: false },
+  {
+    $id: 'Session',
+    additionalProperties: false,
+    description: 'An attendance record: a check-in and check-out of an operator at a device.',
+  },
 )
 export type Session = Static<typeof Session>
 
 export const CreateSessionBody = Type.Object(
   {
     ...settable,
-    device_id: ref("The device's code."),
-    location_id: Type.Optional(ref('Resolves to a location by id.')),
+    device_id: reference("The device's code."),
+    location_id: Type.Optional(reference('Resolves to a location by id.')),
     check_in: timeInput,
     check_out: timeInput,
   },
@@ -66,7 +71,7 @@ export type CreateSessionBody = Static<typeof CreateSessionBody>
 export const UpdateSessionBody = Type.Object(
   {
     ...settable,
-    device_id: Type.Optional(ref("The device's code.")),
+    device_id: Type.Optional(reference("The device's code.")),
     location_id: Type.Optional(
       nullableString({ minLength: 1, maxLength: 64, description: 'null removes the location.' }),
     ),
@@ -105,9 +110,11 @@ export const SessionRevision = Type.Object(
     key_id: Type.String({ description: 'The API key that made the change.' }),
     livemode: Type.Boolean(),
     created: Timestamp,
-    before: Type.Union([Session, Type.Null()]),
-    after: Type.Union([Session, Type.Null()]),
+    before: Type.Union([ref(Session), Type.Null()]),
+    after: Type.Union([ref(Session), Type.Null()]),
   },
-  { additionalProperties: false },
+  { $id: 'SessionRevision', additionalProperties: false, description: 'One change of a session.' },
 )
 export type SessionRevision = Static<typeof SessionRevision>
+
+export const DeletedSession = deletedObject('session', 'DeletedSession')

@@ -172,27 +172,73 @@ export async function attemptsOf(db: Executor, deliveryIds: string[]): Promise<M
  * runs out (the worker died mid-attempt) makes the delivery claimable again, so nothing is stranded.
  */
 export async function claimDueDeliveries(db: Db, now: number, limit: number, leaseMs: number) {
-  return db.transaction().execute(async (trx) => {
-    const due = trx
-      .selectFrom('webhook_deliveries')
-      .select('id')
-      .where('status', '=', 'pending')
-      .where('next_attempt_at', '<=', now)
-      .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
-      .orderBy('next_attempt_at')
-      .limit(limit)
-      .$if(supportsRowLocks(trx), (q) => q.forUpdate().skipLocked())
-    return trx
-      .updateTable('webhook_deliveries')
-      .set({ locked_until: now + leaseMs })
-      .where('id', 'in', due)
-      .returningAll()
-      .execute()
-  })
+  // One statement, so atomic on its own: no BEGIN/COMMIT round trips around it.
+  const due = db
+    .selectFrom('webhook_deliveries')
+    .select('id')
+    .where('status', '=', 'pending')
+    .where('next_attempt_at', '<=', now)
+    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
+    .orderBy('next_attempt_at')
+    .limit(limit)
+    .$if(supportsRowLocks(db), (q) => q.forUpdate().skipLocked())
+  return db
+    .updateTable('webhook_deliveries')
+    .set({ locked_until: now + leaseMs })
+    .where('id', 'in', due)
+    .returningAll()
+    .execute()
 }
 
 export async function insertAttempt(trx: Trx, row: AttemptRow) {
   await trx.insertInto('webhook_attempts').values(row).execute()
+}
+
+/** Several attempts in multi-row INSERTs (8 parameters a row: far below either dialect's limit). */
+export async function insertAttempts(trx: Trx, rows: AttemptRow[]) {
+  for (let i = 0; i < rows.length; i += 500)
+    await trx
+      .insertInto('webhook_attempts')
+      .values(rows.slice(i, i + 500))
+      .execute()
+}
+
+/**
+ * Marks deliveries succeeded after their `scheduledAttempts`-th scheduled attempt, in one UPDATE
+ * (the worker groups them by that number).
+ */
+export async function markDeliveriesSucceeded(
+  trx: Trx,
+  ids: string[],
+  scheduledAttempts: number,
+  now: number,
+) {
+  for (let i = 0; i < ids.length; i += 500)
+    await trx
+      .updateTable('webhook_deliveries')
+      .set({
+        status: 'succeeded',
+        scheduled_attempts: scheduledAttempts,
+        next_attempt_at: null,
+        locked_until: null,
+        updated_at: now,
+      })
+      .where('id', 'in', ids.slice(i, i + 500))
+      .execute()
+}
+
+/**
+ * A 2xx ends an endpoint's run of failures. Rows already at 0 are not written (nor, on
+ * PostgreSQL, locked), so concurrent workers do not queue on a busy endpoint's row.
+ */
+export async function resetConsecutiveFailures(trx: Trx, endpointIds: string[]) {
+  if (endpointIds.length === 0) return
+  await trx
+    .updateTable('webhook_endpoints')
+    .set({ consecutive_failures: 0 })
+    .where('id', 'in', endpointIds)
+    .where('consecutive_failures', '<>', 0)
+    .execute()
 }
 
 export async function updateDeliveryRow(trx: Trx, id: string, changes: Partial<DeliveryRow>) {

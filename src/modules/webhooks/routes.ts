@@ -4,7 +4,7 @@ import { requireAuth } from '../../http/auth.js'
 import { errors } from '../../http/errors.js'
 import { listEnvelope } from '../../http/pagination.js'
 import { registerResourceRoutes } from '../../http/resource-routes.js'
-import { deletedObject, errorResponses, IdParams } from '../../http/schemas.js'
+import { errorResponses, IdParams, ref } from '../../http/schemas.js'
 import {
   attemptsOf,
   findDelivery,
@@ -16,6 +16,7 @@ import {
 } from './repository.js'
 import {
   CreateEndpointBody,
+  DeletedWebhookEndpoint,
   ListDeliveriesQuery,
   ListEndpointsQuery,
   RotateSecretBody,
@@ -55,7 +56,7 @@ export function webhookRoutes(options: { urlPolicy: UrlPolicy; worker: WebhookWo
       update: (trx, auth, id, body) => updateEndpoint(trx, auth, id, body, urlPolicy),
       remove: {
         summary: 'Delete a webhook endpoint (its pending deliveries stop)',
-        response: deletedObject('webhook_endpoint'),
+        response: DeletedWebhookEndpoint,
         run: deleteEndpoint,
       },
       list: listEndpointRows,
@@ -77,9 +78,10 @@ export function webhookRoutes(options: { urlPolicy: UrlPolicy; worker: WebhookWo
         schema: {
           tags,
           summary: 'Rotate the signing secret; the previous one stays valid for grace_hours',
+          'x-idempotent': true,
           params: IdParams,
           body: RotateSecretBody,
-          response: { 200: WebhookEndpointWithSecret, ...errorResponses(404, 409, 413, 415, 422) },
+          response: { 200: ref(WebhookEndpointWithSecret, 'The endpoint with its new signing secret.') },
         },
       },
       (request, reply) =>
@@ -98,8 +100,12 @@ export function webhookRoutes(options: { urlPolicy: UrlPolicy; worker: WebhookWo
         schema: {
           tags,
           summary: 'Send a webhook_endpoint.test event to this endpoint alone',
+          'x-idempotent': true,
           params: IdParams,
-          response: { 201: WebhookDelivery, ...errorResponses(404, 409) },
+          response: {
+            201: ref(WebhookDelivery, 'The delivery of the test event, due now.'),
+            ...errorResponses(409),
+          },
         },
       },
       (request, reply) =>
@@ -114,7 +120,7 @@ export function webhookRoutes(options: { urlPolicy: UrlPolicy; worker: WebhookWo
           tags,
           summary: 'The delivery log, newest first',
           querystring: ListDeliveriesQuery,
-          response: { 200: listEnvelope(WebhookDelivery), ...errorResponses() },
+          response: { 200: listEnvelope(ref(WebhookDelivery), 'A page of deliveries, newest first.') },
         },
       },
       (request) => {
@@ -144,7 +150,7 @@ export function webhookRoutes(options: { urlPolicy: UrlPolicy; worker: WebhookWo
           tags,
           summary: 'A delivery with every attempt',
           params: IdParams,
-          response: { 200: WebhookDelivery, ...errorResponses(404) },
+          response: { 200: ref(WebhookDelivery, 'The delivery.') },
         },
       },
       async (request) => {
@@ -162,7 +168,10 @@ export function webhookRoutes(options: { urlPolicy: UrlPolicy; worker: WebhookWo
           tags,
           summary: 'Send the same delivery again, now (one attempt; same whd_ id)',
           params: IdParams,
-          response: { 200: WebhookDelivery, ...errorResponses(404, 409) },
+          response: {
+            200: ref(WebhookDelivery, 'The delivery with its new attempt.'),
+            ...errorResponses(409),
+          },
         },
       },
       async (request) => {

@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox'
 import { paginationQuery } from '../../http/pagination.js'
-import { nullableString, Timestamp } from '../../http/schemas.js'
+import { deletedObject, nullableString, ref, Timestamp } from '../../http/schemas.js'
 
 const enabledEvents = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
   minItems: 1,
@@ -23,13 +23,21 @@ const endpointFields = {
   updated: Timestamp,
 }
 
-export const WebhookEndpoint = Type.Object(endpointFields, { additionalProperties: false })
+export const WebhookEndpoint = Type.Object(endpointFields, {
+  $id: 'WebhookEndpoint',
+  additionalProperties: false,
+  description: 'A receiver of signed events; its signing secret is shown only on create and rotate-secret.',
+})
 export type WebhookEndpoint = Static<typeof WebhookEndpoint>
 
 /** Create and rotate-secret answers: the endpoint with its signing secret, shown only there. */
 export const WebhookEndpointWithSecret = Type.Object(
   { ...endpointFields, secret: Type.String({ description: '`whsec_…`: shown once.' }) },
-  { additionalProperties: false },
+  {
+    $id: 'WebhookEndpointWithSecret',
+    additionalProperties: false,
+    description: 'The endpoint with its signing secret: the create and rotate-secret answers only.',
+  },
 )
 export type WebhookEndpointWithSecret = Static<typeof WebhookEndpointWithSecret>
 
@@ -87,7 +95,11 @@ export const WebhookAttempt = Type.Object(
     error: Type.Union([Type.String(), Type.Null()]),
     response_excerpt: Type.Union([Type.String(), Type.Null()]),
   },
-  { additionalProperties: false },
+  {
+    $id: 'WebhookAttempt',
+    additionalProperties: false,
+    description: 'One POST of a delivery to its endpoint.',
+  },
 )
 export type WebhookAttempt = Static<typeof WebhookAttempt>
 
@@ -101,13 +113,17 @@ export const WebhookDelivery = Type.Object(
     event_id: Type.String(),
     event_type: Type.String(),
     status: deliveryStatus,
-    attempts: Type.Array(WebhookAttempt),
+    attempts: Type.Array(ref(WebhookAttempt)),
     next_attempt_at: Type.Union([Timestamp, Type.Null()]),
     livemode: Type.Boolean(),
     created: Timestamp,
     updated: Timestamp,
   },
-  { additionalProperties: false },
+  {
+    $id: 'WebhookDelivery',
+    additionalProperties: false,
+    description: 'One event sent to one endpoint, with every attempt; its id is the X-Service-Id header.',
+  },
 )
 export type WebhookDelivery = Static<typeof WebhookDelivery>
 
@@ -121,3 +137,5 @@ export const ListDeliveriesQuery = Type.Object(
   { additionalProperties: false },
 )
 export type ListDeliveriesQuery = Static<typeof ListDeliveriesQuery>
+
+export const DeletedWebhookEndpoint = deletedObject('webhook_endpoint', 'DeletedWebhookEndpoint')

@@ -19,7 +19,10 @@ import {
   endpointsByIds,
   failPendingDeliveries,
   insertAttempt,
+  insertAttempts,
   insertDeliveries,
+  markDeliveriesSucceeded,
+  resetConsecutiveFailures,
   updateDeliveryRow,
   updateEndpointRow,
 } from './repository.js'
@@ -34,7 +37,7 @@ export interface WorkerOptions {
   allowPrivateUrls: boolean
   /** Idle wait between polls when there was nothing to do. */
   pollMs?: number
-  /** Deliveries claimed and sent concurrently per round. */
+  /** Deliveries claimed and sent concurrently per round (default DEFAULT_BATCH_SIZE). */
   batchSize?: number
 }
 
@@ -44,6 +47,20 @@ interface Logger {
 }
 
 const DISPATCH_BATCH = 500
+/**
+ * 128 rather than 64: each round pays a fixed cost (dispatch, claim, two look-ups, a commit or two),
+ * and halving the rounds raised a lone worker's drain rate by about a third on PostgreSQL
+ * (docs/performance.md, "Webhook delivery"). A round still waits for its slowest attempt.
+ */
+export const DEFAULT_BATCH_SIZE = 128
+/** Attempts written in one group-commit transaction at most. */
+const MAX_RECORD_GROUP = 500
+
+interface Finished {
+  delivery: DeliveryRow
+  endpoint: EndpointRow
+  outcome: AttemptOutcome
+}
 
 /**
  * Turns new events into deliveries and sends due deliveries, until stopped. Runs inside the API
@@ -57,6 +74,9 @@ export class WebhookWorker {
   private loop: Promise<void> | undefined
   private wake: (() => void) | undefined
   private stopped: Promise<void> | undefined
+  private readonly successes = new GroupCommit<Finished>((group) =>
+    this.db.transaction().execute((trx) => this.recordSuccesses(trx, group)),
+  )
 
   constructor(
     private readonly db: Db,
@@ -105,7 +125,12 @@ export class WebhookWorker {
   async runOnce(): Promise<number> {
     const dispatched = await dispatchEvents(this.db)
     const leaseMs = this.options.timeoutMs + 30_000
-    const claimed = await claimDueDeliveries(this.db, Date.now(), this.options.batchSize ?? 64, leaseMs)
+    const claimed = await claimDueDeliveries(
+      this.db,
+      Date.now(),
+      this.options.batchSize ?? DEFAULT_BATCH_SIZE,
+      leaseMs,
+    )
     if (claimed.length > 0) {
       const endpoints = new Map(
         (await endpointsByIds(this.db, [...new Set(claimed.map((d) => d.endpoint_id))])).map((e) => [
@@ -147,31 +172,40 @@ export class WebhookWorker {
       attemptRequest(delivery, endpoint, payload),
       this.options.timeoutMs,
     )
-    await this.db.transaction().execute((trx) => this.recordScheduled(trx, delivery, endpoint, outcome))
+    const finished = { delivery, endpoint, outcome }
+    // Successes (the common case) are committed together with those that finished beside them;
+    // a failure keeps a transaction of its own, as it may lock its endpoint's row and, on
+    // auto-disable, other workers' deliveries: grouping those could deadlock two workers.
+    if (isSuccess(outcome)) await this.successes.add(finished)
+    else await this.db.transaction().execute((trx) => this.recordFailure(trx, finished))
   }
 
-  /** Records a scheduled attempt and moves the delivery (and maybe the endpoint) on. */
-  private async recordScheduled(
-    trx: Trx,
-    delivery: DeliveryRow,
-    endpoint: EndpointRow,
-    outcome: AttemptOutcome,
-  ) {
+  /**
+   * Records succeeded scheduled attempts in a few multi-row statements: the attempts, the
+   * deliveries (one UPDATE per attempt number) and the reset of their endpoints' failure runs.
+   */
+  private async recordSuccesses(trx: Trx, succeeded: Finished[]) {
+    const now = Date.now()
+    await insertAttempts(
+      trx,
+      succeeded.map((f) => attemptRow(f.delivery.id, 'scheduled', f.outcome)),
+    )
+    const byAttempts = new Map<number, string[]>()
+    for (const { delivery } of succeeded) {
+      const attempts = delivery.scheduled_attempts + 1
+      const ids = byAttempts.get(attempts)
+      if (ids) ids.push(delivery.id)
+      else byAttempts.set(attempts, [delivery.id])
+    }
+    for (const [attempts, ids] of byAttempts) await markDeliveriesSucceeded(trx, ids, attempts, now)
+    await resetConsecutiveFailures(trx, [...new Set(succeeded.map((f) => f.endpoint.id))])
+  }
+
+  /** A failed scheduled attempt: retry later, or give up (and maybe auto-disable the endpoint). */
+  private async recordFailure(trx: Trx, { delivery, endpoint, outcome }: Finished) {
     await insertAttempt(trx, attemptRow(delivery.id, 'scheduled', outcome))
     const now = Date.now()
     const attempts = delivery.scheduled_attempts + 1
-    if (isSuccess(outcome)) {
-      await updateDeliveryRow(trx, delivery.id, {
-        status: 'succeeded',
-        scheduled_attempts: attempts,
-        next_attempt_at: null,
-        locked_until: null,
-        updated_at: now,
-      })
-      if (endpoint.consecutive_failures !== 0)
-        await updateEndpointRow(trx, endpoint.id, { consecutive_failures: 0 })
-      return
-    }
     // 410 Gone: the receiver says this endpoint is gone; never retried.
     if (outcome.statusCode === 410 || attempts >= MAX_SCHEDULED_ATTEMPTS) {
       await updateDeliveryRow(trx, delivery.id, {
@@ -237,6 +271,44 @@ export class WebhookWorker {
         resolve()
       }
     })
+  }
+}
+
+/**
+ * Group commit: items added while a write is in progress wait for it and then go into the next
+ * write together, so a round of concurrent successes costs one to a few transactions (one commit,
+ * one WAL flush each) instead of one per attempt, while each is still recorded as soon as the
+ * database can take it: a slow receiver does not hold back the others' records. A write that fails
+ * rejects every item of its group (those deliveries are re-sent once their lease runs out, as
+ * after a crash).
+ */
+class GroupCommit<T> {
+  private pending: Array<{ item: T; resolve: () => void; reject: (error: unknown) => void }> = []
+  private writing = false
+
+  constructor(private readonly write: (items: T[]) => Promise<void>) {}
+
+  add(item: T): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ item, resolve, reject })
+      if (!this.writing) void this.drain()
+    })
+  }
+
+  private async drain(): Promise<void> {
+    this.writing = true
+    // Let the other responses read in this same turn of the event loop join the first group.
+    await new Promise((resolve) => setImmediate(resolve))
+    while (this.pending.length > 0) {
+      const group = this.pending.splice(0, MAX_RECORD_GROUP)
+      try {
+        await this.write(group.map((g) => g.item))
+        for (const g of group) g.resolve()
+      } catch (error) {
+        for (const g of group) g.reject(error)
+      }
+    }
+    this.writing = false
   }
 }
 

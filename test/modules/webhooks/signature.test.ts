@@ -2,12 +2,11 @@ import { createHmac } from 'node:crypto'
 import { Stripe } from 'stripe'
 import { describe, expect, it } from 'vitest'
 import {
-  generateSigningSecret,
-  signPayload,
   verifyWebhook,
   WebhookVerificationError,
   type WebhookVerificationReason,
-} from '../../../src/modules/webhooks/signature.js'
+} from '../../../packages/client/src/webhooks.js'
+import { generateSigningSecret, signPayload } from '../../../src/modules/webhooks/signature.js'
 
 const T = 1_750_000_000
 const BODY = JSON.stringify({

@@ -1,0 +1,555 @@
+import { randomUUID } from 'node:crypto'
+import { AttendanceApiError, AttendanceConnectionError } from './errors.js'
+import type {
+  DeletedObject,
+  Device,
+  DeviceCreateParams,
+  DeviceList,
+  DeviceListParams,
+  DeviceUpdateParams,
+  Event,
+  EventList,
+  EventListParams,
+  ListEnvelope,
+  Location,
+  LocationCreateParams,
+  LocationList,
+  LocationListParams,
+  LocationUpdateParams,
+  Operator,
+  OperatorCreateParams,
+  OperatorList,
+  OperatorListParams,
+  OperatorUpdateParams,
+  Scan,
+  ScanCreateParams,
+  ScanList,
+  ScanListParams,
+  Session,
+  SessionCreateParams,
+  SessionList,
+  SessionListParams,
+  SessionRevisionList,
+  SessionRevisionListParams,
+  SessionUpdateParams,
+  WebhookDelivery,
+  WebhookDeliveryList,
+  WebhookDeliveryListParams,
+  WebhookEndpoint,
+  WebhookEndpointCreateParams,
+  WebhookEndpointList,
+  WebhookEndpointListParams,
+  WebhookEndpointRotated,
+  WebhookEndpointRotateSecretParams,
+  WebhookEndpointUpdateParams,
+  WebhookEndpointWithSecret,
+} from './types.js'
+
+// The sync tool and other callers may import everything from this module.
+export * from './errors.js'
+export type * from './types.js'
+
+export const DEFAULT_BASE_URL = 'http://localhost:8080'
+export const DEFAULT_MAX_RETRIES = 3
+export const DEFAULT_TIMEOUT_MS = 30_000
+/** The first retry waits 250–500 ms, each later one twice as long, up to 4–8 s. */
+const INITIAL_RETRY_DELAY_MS = 500
+const MAX_RETRY_DELAY_MS = 8_000
+/** A longer `Retry-After` than this is not slept through in-process; the usual backoff applies instead. */
+const MAX_RETRY_AFTER_MS = 60_000
+const USER_AGENT = `attendance-client/0.1.0 node/${process.versions.node}`
+
+export type Mode = 'test' | 'live'
+export type Fetch = typeof globalThis.fetch
+
+export interface AttendanceClientOptions {
+  /** `sk_test_…` or `sk_live_…`. */
+  apiKey: string
+  /** Default `http://localhost:8080`. */
+  baseUrl?: string
+  /** Retries after the first attempt, on 429, 5xx, 409 `idempotency_key_in_use` and network errors. Default 3. */
+  maxRetries?: number
+  /** Per attempt, including reading the answer. Default 30000. */
+  timeoutMs?: number
+  /** Default `globalThis.fetch`. */
+  fetch?: Fetch
+}
+
+/** Per-call options; every method takes them last. */
+export interface RequestOptions {
+  /**
+   * `Idempotency-Key` for a POST that creates (default: a fresh UUID per call). The same key is sent on every
+   * retry of that call, so a create whose answer was lost is replayed, never done twice.
+   */
+  idempotencyKey?: string
+  /** Overrides the client's `maxRetries` for this call. */
+  maxRetries?: number
+  /** Overrides the client's `timeoutMs` for this call. */
+  timeoutMs?: number
+  /** Aborts the call (and any wait between retries). */
+  signal?: AbortSignal
+}
+
+export type HttpVerb = 'GET' | 'POST' | 'PATCH' | 'DELETE'
+
+export interface RawRequestOptions extends RequestOptions {
+  /** Query parameters; `undefined` and `null` values are left out. */
+  query?: object | undefined
+  /** Sent as JSON. */
+  body?: unknown
+  /** Sends an `Idempotency-Key` (POSTs the API runs idempotently). */
+  idempotent?: boolean
+}
+
+/**
+ * The Workforce Attendance API client.
+ *
+ * ```ts
+ * const client = new AttendanceClient({ apiKey: process.env.ATTENDANCE_API_KEY! })
+ * const operator = await client.operators.create({ ident: 'W-1001', name: 'Ada' })
+ * for await (const session of client.sessions.iterate({ operator_id: operator.id })) console.log(session.id)
+ * ```
+ */
+export class AttendanceClient {
+  /** The key's mode: `test` for `sk_test_…`, `live` for `sk_live_…`. */
+  readonly mode: Mode
+  readonly baseUrl: string
+  readonly maxRetries: number
+  readonly timeoutMs: number
+
+  readonly operators: Operators
+  readonly locations: Locations
+  readonly devices: Devices
+  readonly sessions: Sessions
+  readonly scans: Scans
+  readonly webhookEndpoints: WebhookEndpoints
+  readonly webhookDeliveries: WebhookDeliveries
+  readonly events: Events
+
+  // Private fields: the key never shows in console.log(client) or JSON.stringify(client).
+  readonly #apiKey: string
+  readonly #fetch: Fetch
+
+  constructor(options: AttendanceClientOptions) {
+    const {
+      apiKey,
+      baseUrl = DEFAULT_BASE_URL,
+      maxRetries = DEFAULT_MAX_RETRIES,
+      timeoutMs = DEFAULT_TIMEOUT_MS,
+      fetch = globalThis.fetch,
+    } = options ?? ({} as AttendanceClientOptions)
+    this.mode = modeOf(apiKey)
+    if (!Number.isInteger(maxRetries) || maxRetries < 0) {
+      throw new TypeError(`maxRetries must be a whole number from 0 (got ${maxRetries})`)
+    }
+    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+      throw new TypeError(`timeoutMs must be a positive number (got ${timeoutMs})`)
+    }
+    if (typeof fetch !== 'function') throw new TypeError('No fetch implementation: pass options.fetch')
+    this.#apiKey = apiKey
+    this.#fetch = fetch
+    this.baseUrl = baseUrl.replace(/\/+$/, '')
+    this.maxRetries = maxRetries
+    this.timeoutMs = timeoutMs
+
+    this.operators = new Operators(this)
+    this.locations = new Locations(this)
+    this.devices = new Devices(this)
+    this.sessions = new Sessions(this)
+    this.scans = new Scans(this)
+    this.webhookEndpoints = new WebhookEndpoints(this)
+    this.webhookDeliveries = new WebhookDeliveries(this)
+    this.events = new Events(this)
+  }
+
+  /**
+   * One API call with the client's retries and errors; the resource methods are built on it. Resolves with the
+   * parsed JSON of a 2xx answer; rejects with an `AttendanceApiError` subclass for an error answer, or an
+   * `AttendanceConnectionError` when no answer came after every retry.
+   */
+  async request<T>(method: HttpVerb, path: string, options: RawRequestOptions = {}): Promise<T> {
+    const url = `${this.baseUrl}${path}${queryString(options.query)}`
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      authorization: `Bearer ${this.#apiKey}`,
+      'user-agent': USER_AGENT,
+    }
+    let body: string | undefined
+    if (options.body !== undefined) {
+      body = JSON.stringify(options.body)
+      headers['content-type'] = 'application/json'
+    }
+    // Chosen once per call, so every retry of this call carries the same key.
+    if (options.idempotent) headers['idempotency-key'] = options.idempotencyKey ?? randomUUID()
+    const maxRetries = options.maxRetries ?? this.maxRetries
+    const timeoutMs = options.timeoutMs ?? this.timeoutMs
+    const callerSignal = options.signal
+    // Called as a plain function: some fetch implementations refuse a foreign `this`.
+    const fetchImpl = this.#fetch
+
+    for (let attempt = 0; ; attempt++) {
+      const retriesLeft = attempt < maxRetries
+      const timeout = AbortSignal.timeout(timeoutMs)
+      const signal = callerSignal ? AbortSignal.any([callerSignal, timeout]) : timeout
+      let response: Response
+      let text: string
+      try {
+        response = await fetchImpl(url, { method, headers, body, signal })
+        text = await response.text()
+      } catch (error) {
+        // The caller's own abort is theirs to handle, never retried or wrapped.
+        if (callerSignal?.aborted) throw callerSignal.reason
+        if (retriesLeft) {
+          await sleep(backoffMs(attempt), callerSignal)
+          continue
+        }
+        const timedOut = timeout.aborted
+        const why = timedOut ? `timed out after ${timeoutMs} ms` : describe(error)
+        throw new AttendanceConnectionError(
+          `${method} ${path}: no answer from ${this.baseUrl} after ${attempt + 1} attempt(s): ${why}`,
+          { cause: error, attempts: attempt + 1, timedOut },
+        )
+      }
+
+      const parsed = parseJson(text)
+      if (response.ok) {
+        if (parsed.ok) return parsed.value as T
+        throw new AttendanceApiError({
+          status: response.status,
+          type: 'api_error',
+          message: `${method} ${path}: the API answered ${response.status} with a body that is not JSON`,
+          requestId: response.headers.get('x-request-id') ?? undefined,
+          headers: response.headers,
+          body: text,
+        })
+      }
+      const error = AttendanceApiError.fromResponse(
+        response.status,
+        response.headers,
+        parsed.ok ? parsed.value : text,
+      )
+      if (retriesLeft && isRetryable(error)) {
+        await sleep(retryDelayMs(error, attempt), callerSignal)
+        continue
+      }
+      throw error
+    }
+  }
+}
+
+/** 429, 5xx, and a keyed request whose first try is still running; never another 4xx. */
+function isRetryable(error: AttendanceApiError): boolean {
+  if (error.status === 429 || error.status >= 500) return true
+  return error.status === 409 && error.code === 'idempotency_key_in_use'
+}
+
+/** Exponential backoff with jitter: 250–500 ms, 0.5–1 s, 1–2 s, … up to 4–8 s. */
+function backoffMs(attempt: number): number {
+  const ceiling = Math.min(MAX_RETRY_DELAY_MS, INITIAL_RETRY_DELAY_MS * 2 ** attempt)
+  return ceiling * (0.5 + Math.random() * 0.5)
+}
+
+/** The backoff, or longer when the answer's `Retry-After` asks for it (up to a minute). */
+function retryDelayMs(error: AttendanceApiError, attempt: number): number {
+  const backoff = backoffMs(attempt)
+  const retryAfter = retryAfterMs(error.headers.get('retry-after'))
+  if (retryAfter === undefined || retryAfter > MAX_RETRY_AFTER_MS) return backoff
+  return Math.max(backoff, retryAfter)
+}
+
+/** `Retry-After` as seconds or as an HTTP date, in milliseconds from now. */
+function retryAfterMs(value: string | null): number | undefined {
+  if (value === null || value.trim() === '') return undefined
+  const seconds = Number(value)
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000)
+  const date = Date.parse(value)
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now())
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason)
+      return
+    }
+    const onAbort = () => {
+      clearTimeout(timer)
+      reject(signal?.reason)
+    }
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort)
+      resolve()
+    }, ms)
+    signal?.addEventListener('abort', onAbort, { once: true })
+  })
+}
+
+function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
+  if (text === '') return { ok: true, value: undefined }
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown }
+  } catch {
+    return { ok: false }
+  }
+}
+
+function queryString(query: object | undefined): string {
+  if (query === undefined) return ''
+  const search = new URLSearchParams()
+  for (const [name, value] of Object.entries(query)) {
+    if (value === undefined || value === null) continue
+    for (const item of Array.isArray(value) ? value : [value]) search.append(name, String(item))
+  }
+  const text = search.toString()
+  return text === '' ? '' : `?${text}`
+}
+
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return String(error)
+  // undici puts the socket-level reason (ECONNREFUSED, ECONNRESET, …) in `cause`.
+  const cause = error.cause instanceof Error ? `: ${error.cause.message}` : ''
+  return `${error.message}${cause}`
+}
+
+function modeOf(apiKey: unknown): Mode {
+  if (typeof apiKey !== 'string' || apiKey === '') throw new TypeError('apiKey is required')
+  if (apiKey.startsWith('sk_test_')) return 'test'
+  if (apiKey.startsWith('sk_live_')) return 'live'
+  throw new TypeError('apiKey must start with sk_test_ or sk_live_')
+}
+
+/** `/v1/operators/op_123`, the id escaped; an empty id would silently address the collection instead. */
+function pathOf(collection: string, id: string, suffix = ''): string {
+  if (typeof id !== 'string' || id === '') throw new TypeError('id must be a non-empty string')
+  return `${collection}/${encodeURIComponent(id)}${suffix}`
+}
+
+/** Every object of a list, page after page, following `next_cursor` while `has_more` is true. */
+async function* paginate<Q extends { cursor?: string | undefined }, T>(
+  list: (params: Q) => Promise<ListEnvelope<T>>,
+  params: Q,
+): AsyncGenerator<T, void, undefined> {
+  let cursor = params.cursor
+  for (;;) {
+    const page = await list({ ...params, cursor })
+    yield* page.data
+    if (!page.has_more || page.next_cursor === null) return
+    cursor = page.next_cursor
+  }
+}
+
+abstract class Resource {
+  // Private, so logging or serialising a resource neither loops back through the client nor shows the key.
+  readonly #client: AttendanceClient
+
+  constructor(client: AttendanceClient) {
+    this.#client = client
+  }
+
+  protected request<T>(method: HttpVerb, path: string, options?: RawRequestOptions): Promise<T> {
+    return this.#client.request<T>(method, path, options)
+  }
+}
+
+export class Operators extends Resource {
+  /** `POST /v1/operators` (idempotent). */
+  create(params: OperatorCreateParams, options?: RequestOptions): Promise<Operator> {
+    return this.request('POST', '/v1/operators', { ...options, body: params, idempotent: true })
+  }
+  /** `GET /v1/operators/{id}`. */
+  retrieve(id: string, options?: RequestOptions): Promise<Operator> {
+    return this.request('GET', pathOf('/v1/operators', id), options)
+  }
+  /** `PATCH /v1/operators/{id}`; `{ is_active: true }` reactivates. */
+  update(id: string, params: OperatorUpdateParams, options?: RequestOptions): Promise<Operator> {
+    return this.request('PATCH', pathOf('/v1/operators', id), { ...options, body: params })
+  }
+  /** `DELETE /v1/operators/{id}`: deactivates (`is_active: false`); past sessions are kept. */
+  del(id: string, options?: RequestOptions): Promise<Operator> {
+    return this.request('DELETE', pathOf('/v1/operators', id), options)
+  }
+  /** `GET /v1/operators`: one page, newest first. */
+  list(params: OperatorListParams = {}, options?: RequestOptions): Promise<OperatorList> {
+    return this.request('GET', '/v1/operators', { ...options, query: params })
+  }
+  /** Every operator matching `params`, across all pages. */
+  iterate(params: OperatorListParams = {}, options?: RequestOptions): AsyncIterableIterator<Operator> {
+    return paginate((page: OperatorListParams) => this.list(page, options), params)
+  }
+}
+
+export class Locations extends Resource {
+  create(params: LocationCreateParams, options?: RequestOptions): Promise<Location> {
+    return this.request('POST', '/v1/locations', { ...options, body: params, idempotent: true })
+  }
+  retrieve(id: string, options?: RequestOptions): Promise<Location> {
+    return this.request('GET', pathOf('/v1/locations', id), options)
+  }
+  update(id: string, params: LocationUpdateParams, options?: RequestOptions): Promise<Location> {
+    return this.request('PATCH', pathOf('/v1/locations', id), { ...options, body: params })
+  }
+  del(id: string, options?: RequestOptions): Promise<DeletedObject> {
+    return this.request('DELETE', pathOf('/v1/locations', id), options)
+  }
+  list(params: LocationListParams = {}, options?: RequestOptions): Promise<LocationList> {
+    return this.request('GET', '/v1/locations', { ...options, query: params })
+  }
+  iterate(params: LocationListParams = {}, options?: RequestOptions): AsyncIterableIterator<Location> {
+    return paginate((page: LocationListParams) => this.list(page, options), params)
+  }
+}
+
+export class Devices extends Resource {
+  create(params: DeviceCreateParams, options?: RequestOptions): Promise<Device> {
+    return this.request('POST', '/v1/devices', { ...options, body: params, idempotent: true })
+  }
+  retrieve(id: string, options?: RequestOptions): Promise<Device> {
+    return this.request('GET', pathOf('/v1/devices', id), options)
+  }
+  update(id: string, params: DeviceUpdateParams, options?: RequestOptions): Promise<Device> {
+    return this.request('PATCH', pathOf('/v1/devices', id), { ...options, body: params })
+  }
+  del(id: string, options?: RequestOptions): Promise<DeletedObject> {
+    return this.request('DELETE', pathOf('/v1/devices', id), options)
+  }
+  list(params: DeviceListParams = {}, options?: RequestOptions): Promise<DeviceList> {
+    return this.request('GET', '/v1/devices', { ...options, query: params })
+  }
+  iterate(params: DeviceListParams = {}, options?: RequestOptions): AsyncIterableIterator<Device> {
+    return paginate((page: DeviceListParams) => this.list(page, options), params)
+  }
+}
+
+export class Sessions extends Resource {
+  /** `POST /v1/sessions` (idempotent): a manual entry, flagged `manual_api_entry`, `total_hours` computed. */
+  create(params: SessionCreateParams, options?: RequestOptions): Promise<Session> {
+    return this.request('POST', '/v1/sessions', { ...options, body: params, idempotent: true })
+  }
+  retrieve(id: string, options?: RequestOptions): Promise<Session> {
+    return this.request('GET', pathOf('/v1/sessions', id), options)
+  }
+  /** `PATCH /v1/sessions/{id}`: re-flagged `manual_api_edit`, `total_hours` recomputed. */
+  update(id: string, params: SessionUpdateParams, options?: RequestOptions): Promise<Session> {
+    return this.request('PATCH', pathOf('/v1/sessions', id), { ...options, body: params })
+  }
+  del(id: string, options?: RequestOptions): Promise<DeletedObject> {
+    return this.request('DELETE', pathOf('/v1/sessions', id), options)
+  }
+  list(params: SessionListParams = {}, options?: RequestOptions): Promise<SessionList> {
+    return this.request('GET', '/v1/sessions', { ...options, query: params })
+  }
+  iterate(params: SessionListParams = {}, options?: RequestOptions): AsyncIterableIterator<Session> {
+    return paginate((page: SessionListParams) => this.list(page, options), params)
+  }
+  /** `GET /v1/sessions/{id}/revisions`: one page of the session's change history. */
+  revisions(
+    id: string,
+    params: SessionRevisionListParams = {},
+    options?: RequestOptions,
+  ): Promise<SessionRevisionList> {
+    return this.request('GET', pathOf('/v1/sessions', id, '/revisions'), { ...options, query: params })
+  }
+}
+
+export class Scans extends Resource {
+  /** `POST /v1/scans` (idempotent): a check-in or check-out at a device. */
+  create(params: ScanCreateParams, options?: RequestOptions): Promise<Scan> {
+    return this.request('POST', '/v1/scans', { ...options, body: params, idempotent: true })
+  }
+  retrieve(id: string, options?: RequestOptions): Promise<Scan> {
+    return this.request('GET', pathOf('/v1/scans', id), options)
+  }
+  list(params: ScanListParams = {}, options?: RequestOptions): Promise<ScanList> {
+    return this.request('GET', '/v1/scans', { ...options, query: params })
+  }
+  iterate(params: ScanListParams = {}, options?: RequestOptions): AsyncIterableIterator<Scan> {
+    return paginate((page: ScanListParams) => this.list(page, options), params)
+  }
+}
+
+export class WebhookEndpoints extends Resource {
+  /** `POST /v1/webhook-endpoints` (idempotent). The answer's `secret` is shown only here: keep it. */
+  create(params: WebhookEndpointCreateParams, options?: RequestOptions): Promise<WebhookEndpointWithSecret> {
+    return this.request('POST', '/v1/webhook-endpoints', {
+      ...options,
+      body: params,
+      idempotent: true,
+    })
+  }
+  retrieve(id: string, options?: RequestOptions): Promise<WebhookEndpoint> {
+    return this.request('GET', pathOf('/v1/webhook-endpoints', id), options)
+  }
+  /** `PATCH /v1/webhook-endpoints/{id}`; `{ status: 'enabled' }` re-enables an auto-disabled endpoint. */
+  update(
+    id: string,
+    params: WebhookEndpointUpdateParams,
+    options?: RequestOptions,
+  ): Promise<WebhookEndpoint> {
+    return this.request('PATCH', pathOf('/v1/webhook-endpoints', id), { ...options, body: params })
+  }
+  del(id: string, options?: RequestOptions): Promise<DeletedObject> {
+    return this.request('DELETE', pathOf('/v1/webhook-endpoints', id), options)
+  }
+  list(params: WebhookEndpointListParams = {}, options?: RequestOptions): Promise<WebhookEndpointList> {
+    return this.request('GET', '/v1/webhook-endpoints', { ...options, query: params })
+  }
+  iterate(
+    params: WebhookEndpointListParams = {},
+    options?: RequestOptions,
+  ): AsyncIterableIterator<WebhookEndpoint> {
+    return paginate((page: WebhookEndpointListParams) => this.list(page, options), params)
+  }
+  /**
+   * `POST /v1/webhook-endpoints/{id}/rotate-secret` (idempotent): the new `secret`, returned once; the previous
+   * one stays valid for `grace_hours` (default 24).
+   */
+  rotateSecret(
+    id: string,
+    params: WebhookEndpointRotateSecretParams = {},
+    options?: RequestOptions,
+  ): Promise<WebhookEndpointRotated> {
+    return this.request('POST', pathOf('/v1/webhook-endpoints', id, '/rotate-secret'), {
+      ...options,
+      body: params,
+      idempotent: true,
+    })
+  }
+  /** `POST /v1/webhook-endpoints/{id}/send-test` (idempotent): a `webhook_endpoint.test` delivery to it alone. */
+  sendTest(id: string, options?: RequestOptions): Promise<WebhookDelivery> {
+    return this.request('POST', pathOf('/v1/webhook-endpoints', id, '/send-test'), {
+      ...options,
+      idempotent: true,
+    })
+  }
+}
+
+export class WebhookDeliveries extends Resource {
+  retrieve(id: string, options?: RequestOptions): Promise<WebhookDelivery> {
+    return this.request('GET', pathOf('/v1/webhook-deliveries', id), options)
+  }
+  list(params: WebhookDeliveryListParams = {}, options?: RequestOptions): Promise<WebhookDeliveryList> {
+    return this.request('GET', '/v1/webhook-deliveries', { ...options, query: params })
+  }
+  iterate(
+    params: WebhookDeliveryListParams = {},
+    options?: RequestOptions,
+  ): AsyncIterableIterator<WebhookDelivery> {
+    return paginate((page: WebhookDeliveryListParams) => this.list(page, options), params)
+  }
+  /** `POST /v1/webhook-deliveries/{id}/resend`: one more attempt of the same delivery, now. */
+  resend(id: string, options?: RequestOptions): Promise<WebhookDelivery> {
+    return this.request('POST', pathOf('/v1/webhook-deliveries', id, '/resend'), options)
+  }
+}
+
+export class Events extends Resource {
+  retrieve(id: string, options?: RequestOptions): Promise<Event> {
+    return this.request('GET', pathOf('/v1/events', id), options)
+  }
+  list(params: EventListParams = {}, options?: RequestOptions): Promise<EventList> {
+    return this.request('GET', '/v1/events', { ...options, query: params })
+  }
+  iterate(params: EventListParams = {}, options?: RequestOptions): AsyncIterableIterator<Event> {
+    return paginate((page: EventListParams) => this.list(page, options), params)
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * Named types of the API's objects and parameters, all derived from the generated OpenAPI types
+ * (`generated/schema.ts`) by path and method, so regenerating after an API change updates them.
+ */
+import type { paths } from './generated/schema.js'
+
+export type { components, paths } from './generated/schema.js'
+
+export type HttpMethod = 'get' | 'post' | 'patch' | 'delete'
+
+/** The operation at `path` and `method` of the OpenAPI document. */
+export type Operation<P extends keyof paths, M extends HttpMethod> = NonNullable<paths[P][M]>
+
+type JsonContent<T> = T extends { content: { 'application/json': infer Body } } ? Body : never
+
+/** The JSON request body an operation accepts. */
+export type RequestBodyOf<O> = O extends { requestBody?: infer R } ? JsonContent<NonNullable<R>> : never
+
+/** The JSON body of an operation's success answer (201 for creates, 200 otherwise). */
+export type ResponseOf<O> = O extends { responses: { 201: infer R } }
+  ? JsonContent<R>
+  : O extends { responses: { 200: infer R } }
+    ? JsonContent<R>
+    : never
+
+/** The query parameters an operation accepts. */
+export type QueryOf<O> = O extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never
+
+/** The items of a list envelope type. */
+export type ListItem<L> = L extends { data: (infer Item)[] } ? Item : never
+
+/** Every list answers this envelope; follow `next_cursor` while `has_more` is true. */
+export interface ListEnvelope<T> {
+  object: 'list'
+  data: T[]
+  has_more: boolean
+  next_cursor: string | null
+}
+
+/** The error envelope of every non-2xx answer. */
+export type ErrorEnvelope = JsonContent<Operation<'/v1/operators', 'post'>['responses'][422]>
+export type ErrorType = ErrorEnvelope['error']['type']
+
+/** What a DELETE of a device, location, session or webhook endpoint answers. */
+export type DeletedObject = ResponseOf<Operation<'/v1/devices/{id}', 'delete'>>
+
+// Operators
+export type Operator = ResponseOf<Operation<'/v1/operators/{id}', 'get'>>
+export type OperatorCreateParams = RequestBodyOf<Operation<'/v1/operators', 'post'>>
+export type OperatorUpdateParams = RequestBodyOf<Operation<'/v1/operators/{id}', 'patch'>>
+export type OperatorListParams = QueryOf<Operation<'/v1/operators', 'get'>>
+export type OperatorList = ResponseOf<Operation<'/v1/operators', 'get'>>
+
+// Locations
+export type Location = ResponseOf<Operation<'/v1/locations/{id}', 'get'>>
+export type LocationCreateParams = RequestBodyOf<Operation<'/v1/locations', 'post'>>
+export type LocationUpdateParams = RequestBodyOf<Operation<'/v1/locations/{id}', 'patch'>>
+export type LocationListParams = QueryOf<Operation<'/v1/locations', 'get'>>
+export type LocationList = ResponseOf<Operation<'/v1/locations', 'get'>>
+
+// Devices
+export type Device = ResponseOf<Operation<'/v1/devices/{id}', 'get'>>
+export type DeviceCreateParams = RequestBodyOf<Operation<'/v1/devices', 'post'>>
+export type DeviceUpdateParams = RequestBodyOf<Operation<'/v1/devices/{id}', 'patch'>>
+export type DeviceListParams = QueryOf<Operation<'/v1/devices', 'get'>>
+export type DeviceList = ResponseOf<Operation<'/v1/devices', 'get'>>
+
+// Sessions
+export type Session = ResponseOf<Operation<'/v1/sessions/{id}', 'get'>>
+export type SessionCreateParams = RequestBodyOf<Operation<'/v1/sessions', 'post'>>
+export type SessionUpdateParams = RequestBodyOf<Operation<'/v1/sessions/{id}', 'patch'>>
+export type SessionListParams = QueryOf<Operation<'/v1/sessions', 'get'>>
+export type SessionList = ResponseOf<Operation<'/v1/sessions', 'get'>>
+export type SessionDeleted = ResponseOf<Operation<'/v1/sessions/{id}', 'delete'>>
+export type SessionRevisionListParams = QueryOf<Operation<'/v1/sessions/{id}/revisions', 'get'>>
+export type SessionRevisionList = ResponseOf<Operation<'/v1/sessions/{id}/revisions', 'get'>>
+export type SessionRevision = ListItem<SessionRevisionList>
+
+// Scans
+export type Scan = ResponseOf<Operation<'/v1/scans/{id}', 'get'>>
+export type ScanCreateParams = RequestBodyOf<Operation<'/v1/scans', 'post'>>
+export type ScanListParams = QueryOf<Operation<'/v1/scans', 'get'>>
+export type ScanList = ResponseOf<Operation<'/v1/scans', 'get'>>
+
+// Webhook endpoints
+export type WebhookEndpoint = ResponseOf<Operation<'/v1/webhook-endpoints/{id}', 'get'>>
+/** The create and rotate-secret answers: the endpoint with its `secret`, shown only there. */
+export type WebhookEndpointWithSecret = ResponseOf<Operation<'/v1/webhook-endpoints', 'post'>>
+export type WebhookEndpointCreateParams = RequestBodyOf<Operation<'/v1/webhook-endpoints', 'post'>>
+export type WebhookEndpointUpdateParams = RequestBodyOf<Operation<'/v1/webhook-endpoints/{id}', 'patch'>>
+export type WebhookEndpointListParams = QueryOf<Operation<'/v1/webhook-endpoints', 'get'>>
+export type WebhookEndpointList = ResponseOf<Operation<'/v1/webhook-endpoints', 'get'>>
+export type WebhookEndpointDeleted = ResponseOf<Operation<'/v1/webhook-endpoints/{id}', 'delete'>>
+export type WebhookEndpointRotateSecretParams = RequestBodyOf<
+  Operation<'/v1/webhook-endpoints/{id}/rotate-secret', 'post'>
+>
+export type WebhookEndpointRotated = ResponseOf<Operation<'/v1/webhook-endpoints/{id}/rotate-secret', 'post'>>
+
+// Webhook deliveries
+export type WebhookDelivery = ResponseOf<Operation<'/v1/webhook-deliveries/{id}', 'get'>>
+export type WebhookDeliveryListParams = QueryOf<Operation<'/v1/webhook-deliveries', 'get'>>
+export type WebhookDeliveryList = ResponseOf<Operation<'/v1/webhook-deliveries', 'get'>>
+
+// Events
+export type Event = ResponseOf<Operation<'/v1/events/{id}', 'get'>>
+export type EventListParams = QueryOf<Operation<'/v1/events', 'get'>>
+export type EventList = ResponseOf<Operation<'/v1/events', 'get'>>
