@@ -245,6 +245,35 @@ export async function updateDeliveryRow(trx: Trx, id: string, changes: Partial<D
   await trx.updateTable('webhook_deliveries').set(changes).where('id', '=', id).execute()
 }
 
+/**
+ * Moves a delivery on only while it is still pending: if its endpoint was disabled or deleted while
+ * the attempt was in flight, the delivery was stopped meanwhile and stays stopped. The attempt
+ * itself is still recorded. Returns whether the delivery was still pending.
+ */
+export async function updatePendingDelivery(
+  trx: Trx,
+  id: string,
+  changes: Partial<DeliveryRow>,
+): Promise<boolean> {
+  const result = await trx
+    .updateTable('webhook_deliveries')
+    .set(changes)
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .executeTakeFirst()
+  return result.numUpdatedRows > 0n
+}
+
+/**
+ * Takes the endpoint's row lock first (PostgreSQL). Every transaction that touches an endpoint and
+ * its deliveries locks the endpoint before the deliveries, so two of them never wait on each other
+ * in a cycle (an auto-disable fails the other pending deliveries of its endpoint).
+ */
+export async function lockEndpoint(trx: Trx, id: string): Promise<void> {
+  if (!supportsRowLocks(trx)) return
+  await trx.selectFrom('webhook_endpoints').select('id').where('id', '=', id).forUpdate().execute()
+}
+
 /** Stops every pending delivery of an endpoint (auto-disable, delete). */
 export async function failPendingDeliveries(trx: Trx, endpointId: string, now: number) {
   await trx

@@ -21,10 +21,12 @@ import {
   insertAttempt,
   insertAttempts,
   insertDeliveries,
+  lockEndpoint,
   markDeliveriesSucceeded,
   resetConsecutiveFailures,
   updateDeliveryRow,
   updateEndpointRow,
+  updatePendingDelivery,
 } from './repository.js'
 import { signingSecrets } from './service.js'
 import { matchesSubscription } from './subscription.js'
@@ -197,24 +199,29 @@ export class WebhookWorker {
       if (ids) ids.push(delivery.id)
       else byAttempts.set(attempts, [delivery.id])
     }
+    // Endpoints before deliveries: the lock order every endpoint-and-delivery transaction keeps.
+    await resetConsecutiveFailures(trx, [...new Set(succeeded.map((f) => f.endpoint.id))].sort())
     for (const [attempts, ids] of byAttempts) await markDeliveriesSucceeded(trx, ids, attempts, now)
-    await resetConsecutiveFailures(trx, [...new Set(succeeded.map((f) => f.endpoint.id))])
   }
 
   /** A failed scheduled attempt: retry later, or give up (and maybe auto-disable the endpoint). */
   private async recordFailure(trx: Trx, { delivery, endpoint, outcome }: Finished) {
+    await lockEndpoint(trx, endpoint.id)
     await insertAttempt(trx, attemptRow(delivery.id, 'scheduled', outcome))
     const now = Date.now()
     const attempts = delivery.scheduled_attempts + 1
     // 410 Gone: the receiver says this endpoint is gone; never retried.
     if (outcome.statusCode === 410 || attempts >= MAX_SCHEDULED_ATTEMPTS) {
-      await updateDeliveryRow(trx, delivery.id, {
+      const stillPending = await updatePendingDelivery(trx, delivery.id, {
         status: 'failed',
         scheduled_attempts: attempts,
         next_attempt_at: null,
         locked_until: null,
         updated_at: now,
       })
+      // A delivery stopped while this attempt was in flight (endpoint disabled or deleted) does
+      // not count against the endpoint again.
+      if (!stillPending) return
       const failures = await countExhaustedDelivery(trx, endpoint.id)
       if (failures !== undefined && failures >= this.options.disableThreshold) {
         await updateEndpointRow(trx, endpoint.id, {
@@ -228,7 +235,7 @@ export class WebhookWorker {
       return
     }
     const delay = nextDelayMs(attempts, this.options.backoffScale, outcome.retryAfterMs)
-    await updateDeliveryRow(trx, delivery.id, {
+    await updatePendingDelivery(trx, delivery.id, {
       scheduled_attempts: attempts,
       next_attempt_at: now + delay,
       locked_until: null,

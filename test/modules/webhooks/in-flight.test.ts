@@ -1,0 +1,76 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildTestApp, type TestApp } from '../../helpers/app.js'
+import { WebhookReceiver } from '../../helpers/webhook-receiver.js'
+
+interface Delivery {
+  id: string
+  status: string
+  next_attempt_at: string | null
+  attempts: Array<{ status_code: number | null }>
+}
+
+/**
+ * An endpoint disabled by hand while an attempt to it is in flight: the attempt is still logged, but
+ * its outcome neither revives the stopped delivery nor counts against the endpoint.
+ */
+describe('an attempt that finishes after its endpoint was disabled', () => {
+  let t: TestApp
+  let receiver: WebhookReceiver
+
+  beforeAll(async () => {
+    receiver = await WebhookReceiver.start()
+    t = await buildTestApp({
+      worker: 'inline',
+      webhookAllowPrivateUrls: true,
+      webhookBackoffScale: 0.0005,
+      webhookDisableThreshold: 1,
+    })
+  })
+  afterAll(async () => {
+    await t.close()
+    await receiver.close()
+  })
+
+  it.each([
+    ['a retryable failure (500)', 500],
+    ['a final failure (410)', 410],
+  ])('%s leaves the delivery stopped and the endpoint as the user left it', async (_name, status) => {
+    const key = await t.key({ account: `inflight-${status}` })
+    const api = t.client(key.secret)
+    const path = receiver.freshPath()
+    receiver.respond(path, { status, delayMs: 1000 })
+    const endpoint = await api.post<{ id: string }>('/v1/webhook-endpoints', {
+      url: receiver.url(path),
+      enabled_events: ['operator.created'],
+    })
+    expect(endpoint.status).toBe(201)
+    expect((await api.post('/v1/operators', { ident: `W-${status}` })).status).toBe(201)
+
+    await receiver.waitForRequests(path, 1)
+    const disabled = await api.patch(`/v1/webhook-endpoints/${endpoint.body.id}`, { status: 'disabled' })
+    expect(disabled.body).toMatchObject({ status: 'disabled', disabled_reason: 'manual' })
+
+    const list = async () =>
+      (await api.get<{ data: Delivery[] }>(`/v1/webhook-deliveries?endpoint_id=${endpoint.body.id}`)).body
+        .data
+    const deadline = Date.now() + 10_000
+    while ((await list())[0]?.attempts.length !== 1 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    const [delivery] = await list()
+    expect(delivery?.attempts.map((a) => a.status_code)).toEqual([status])
+    expect(delivery).toMatchObject({ status: 'failed', next_attempt_at: null })
+
+    const after = await api.get(`/v1/webhook-endpoints/${endpoint.body.id}`)
+    expect(after.body).toMatchObject({ status: 'disabled', disabled_reason: 'manual' })
+    const row = await t.db
+      .selectFrom('webhook_endpoints')
+      .select('consecutive_failures')
+      .where('id', '=', endpoint.body.id)
+      .executeTakeFirstOrThrow()
+    expect(row.consecutive_failures).toBe(0)
+    // Nothing more is sent to the disabled endpoint.
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect(receiver.requestsTo(path)).toHaveLength(1)
+  })
+})
