@@ -1,10 +1,9 @@
 import { inspect } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { AttendanceClient, type Operator } from '../../packages/client/src/index.js'
+import { ISO_MS } from '../helpers/assertions.js'
 import { WebhookReceiver } from '../helpers/webhook-receiver.js'
 import { recordingFetch, type ServedApp, serveApp, uniq } from './setup.js'
-
-const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 
 describe('AttendanceClient resources against the real API over HTTP', () => {
   let served: ServedApp

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import {
   AttendanceClient,
@@ -9,9 +8,9 @@ import type { Config } from '../../src/config.js'
 import type { Scope } from '../../src/modules/keys/scopes.js'
 import type { CreatedKey, Mode } from '../../src/modules/keys/service.js'
 import { buildTestApp, type TestApp } from '../helpers/app.js'
+import { sleep, uniq } from '../helpers/assertions.js'
 
-export const uniq = (prefix: string) => `${prefix}-${randomBytes(5).toString('hex')}`
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+export { sleep, uniq }
 
 /** The real app on a fresh database, listening on 127.0.0.1 over real HTTP. */
 export interface ServedApp {

@@ -2,7 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { KEY_CACHE_TTL_MS } from '../../src/http/auth.js'
 import { revokeKey } from '../../src/modules/keys/service.js'
-import { type ApiClient, type ApiResponse, buildTestApp, errorOf, type TestApp } from '../helpers/app.js'
+import { type ApiClient, type ApiResponse, buildTestApp, type TestApp } from '../helpers/app.js'
+import { expectError } from '../helpers/assertions.js'
 
 interface Operator {
   id: string
@@ -12,18 +13,6 @@ interface Operator {
 interface List {
   object: 'list'
   data: Operator[]
-}
-
-/** The error envelope, with `request_id` equal to the `X-Request-Id` header. */
-function expectError(res: ApiResponse, status: number, type: string, code?: string) {
-  expect(res.status).toBe(status)
-  const error = errorOf(res)
-  expect(error.type).toBe(type)
-  expect(error.message.length).toBeGreaterThan(0)
-  expect(error.request_id).toMatch(/^req_/)
-  expect(res.headers['x-request-id']).toBe(error.request_id)
-  if (code !== undefined) expect(error.code).toBe(code)
-  return error
 }
 
 const expectUnauthenticated = (res: ApiResponse) => expectError(res, 401, 'authentication_error')

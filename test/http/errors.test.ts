@@ -2,7 +2,8 @@ import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadSecret } from '../../src/db/settings.js'
 import { Paginator } from '../../src/http/pagination.js'
-import { type ApiClient, type ApiResponse, buildTestApp, errorOf, type TestApp } from '../helpers/app.js'
+import { type ApiClient, type ApiResponse, buildTestApp, type TestApp } from '../helpers/app.js'
+import { expectError as expectErrorEnvelope } from '../helpers/assertions.js'
 
 const ERROR_TYPES = [
   'bad_request',
@@ -16,8 +17,9 @@ const ERROR_TYPES = [
 ]
 
 /**
- * Asserts the error envelope of the spec: `error.type`, a non-empty `error.message`, and
- * `error.request_id` (prefix `req_`) equal to the `X-Request-Id` header; nothing else in the body.
+ * Asserts the error envelope of the spec: besides what the shared `expectError` checks (status,
+ * `error.type`, a non-empty `error.message`, `error.request_id` equal to `X-Request-Id`), a JSON
+ * body of `error` alone, a known type and no field outside the envelope.
  */
 function expectError(
   res: ApiResponse,
@@ -25,21 +27,13 @@ function expectError(
   type: string,
   fields: { code?: string; param?: string } = {},
 ) {
-  expect(res.status).toBe(status)
+  const error = expectErrorEnvelope(res, status, type, fields.code, fields.param)
   expect(res.headers['content-type']).toMatch(/^application\/json/)
   expect(Object.keys(res.body as object)).toEqual(['error'])
-  const error = errorOf(res)
   expect(ERROR_TYPES).toContain(error.type)
-  expect(error.type).toBe(type)
-  expect(typeof error.message).toBe('string')
-  expect(error.message.length).toBeGreaterThan(0)
-  expect(error.request_id).toMatch(/^req_/)
-  expect(res.headers['x-request-id']).toBe(error.request_id)
   for (const field of Object.keys(error)) {
     expect(['type', 'message', 'request_id', 'code', 'param']).toContain(field)
   }
-  if (fields.code !== undefined) expect(error.code).toBe(fields.code)
-  if (fields.param !== undefined) expect(error.param).toBe(fields.param)
   return error
 }
 

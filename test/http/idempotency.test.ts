@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   IDEMPOTENCY_LEASE_MS,
@@ -6,21 +5,10 @@ import {
   purgeExpiredIdempotencyKeys,
   requestFingerprint,
 } from '../../src/http/idempotency.js'
-import { type ApiResponse, buildTestApp, errorOf, type TestApp } from '../helpers/app.js'
+import { buildTestApp, errorOf, type TestApp } from '../helpers/app.js'
+import { expectError, type Operator, uniq } from '../helpers/assertions.js'
+import { eventTypes, freshAccount } from '../helpers/fixtures.js'
 
-interface Operator {
-  object: 'operator'
-  id: string
-  ident: string
-  name: string | null
-  employee_id: string | null
-  is_active: boolean
-  livemode: boolean
-  created: string
-  updated: string
-}
-
-const uniq = (prefix: string) => `${prefix}-${randomBytes(6).toString('hex')}`
 const HOUR = 60 * 60 * 1000
 
 describe('idempotency of POST creates', () => {
@@ -30,12 +18,6 @@ describe('idempotency of POST creates', () => {
     t = await buildTestApp()
   })
   afterAll(() => t.close())
-
-  async function freshAccount(mode: 'test' | 'live' = 'test') {
-    const name = uniq('acct')
-    const key = await t.key({ account: name, mode })
-    return { key, name, api: t.client(key.secret) }
-  }
 
   const keyed = (key: string) => ({ 'idempotency-key': key })
 
@@ -48,16 +30,6 @@ describe('idempotency of POST creates', () => {
       .execute()
   }
 
-  async function eventTypes(accountId: string) {
-    const rows = await t.db
-      .selectFrom('events')
-      .select('type')
-      .where('account_id', '=', accountId)
-      .orderBy('id')
-      .execute()
-    return rows.map((r) => r.type)
-  }
-
   async function storedKey(accountId: string, key: string) {
     return t.db
       .selectFrom('idempotency_keys')
@@ -67,18 +39,8 @@ describe('idempotency of POST creates', () => {
       .execute()
   }
 
-  function expectError(res: ApiResponse, status: number, type: string, code?: string, param?: string) {
-    expect(res.status).toBe(status)
-    const error = errorOf(res)
-    expect(error.type).toBe(type)
-    if (code !== undefined) expect(error.code).toBe(code)
-    if (param !== undefined) expect(error.param).toBe(param)
-    expect(error.request_id).toMatch(/^req_/)
-    expect(error.request_id).toBe(res.headers['x-request-id'])
-  }
-
   it('replays the same key and body: same status and body, Idempotent-Replayed, no second object or event', async () => {
-    const { key, api } = await freshAccount()
+    const { key, api } = await freshAccount(t)
     const k = uniq('key')
     const body = { ident: uniq('W'), name: 'Ada', employee_id: 'E-1' }
     const first = await api.post<Operator>('/v1/operators', body, keyed(k))
@@ -95,14 +57,14 @@ describe('idempotency of POST creates', () => {
     expect(await operatorRows(key.account_id)).toEqual([
       { id: first.body.id, ident: body.ident, livemode: 0 },
     ])
-    expect(await eventTypes(key.account_id)).toEqual(['operator.created'])
+    expect(await eventTypes(t, key.account_id)).toEqual(['operator.created'])
     const stored = await storedKey(key.account_id, k)
     expect(stored).toHaveLength(1)
     expect(stored[0]).toMatchObject({ status: 'done', response_status: 201 })
   })
 
   it('ignores key order in the JSON body', async () => {
-    const { key, api } = await freshAccount()
+    const { key, api } = await freshAccount(t)
     const k = uniq('key')
     const ident = uniq('W')
     const first = await api.post<Operator>('/v1/operators', { ident, name: 'N', employee_id: 'E' }, keyed(k))
@@ -120,7 +82,7 @@ describe('idempotency of POST creates', () => {
   })
 
   it('refuses the same key with a different body: 409 conflict idempotency_key_reuse, nothing created', async () => {
-    const { key, api } = await freshAccount()
+    const { key, api } = await freshAccount(t)
     const k = uniq('key')
     const ident = uniq('W')
     const first = await api.post<Operator>('/v1/operators', { ident, name: 'A' }, keyed(k))
@@ -131,7 +93,7 @@ describe('idempotency of POST creates', () => {
       expectError(res, 409, 'conflict', 'idempotency_key_reuse')
     }
     expect(await operatorRows(key.account_id)).toEqual([{ id: first.body.id, ident, livemode: 0 }])
-    expect(await eventTypes(key.account_id)).toEqual(['operator.created'])
+    expect(await eventTypes(t, key.account_id)).toEqual(['operator.created'])
     // The original response is still the one replayed.
     const again = await api.post('/v1/operators', { ident, name: 'A' }, keyed(k))
     expect(again.status).toBe(201)
@@ -139,7 +101,7 @@ describe('idempotency of POST creates', () => {
   })
 
   it('binds the key to the method and path: a key stored for another path is reuse', async () => {
-    const { key, api } = await freshAccount()
+    const { key, api } = await freshAccount(t)
     const body = { ident: uniq('W') }
     for (const [method, path] of [
       ['POST', '/v1/sessions'],
@@ -168,7 +130,7 @@ describe('idempotency of POST creates', () => {
   })
 
   it('refuses a key used on another create route: 409 idempotency_key_reuse, nothing created', async () => {
-    const { api } = await freshAccount()
+    const { api } = await freshAccount(t)
     const k1 = uniq('key')
     expect((await api.post('/v1/operators', { ident: uniq('W'), name: 'Depot' }, keyed(k1))).status).toBe(201)
     expectError(
@@ -191,8 +153,8 @@ describe('idempotency of POST creates', () => {
   })
 
   it('scopes keys per account and per mode', async () => {
-    const a = await freshAccount()
-    const b = await freshAccount()
+    const a = await freshAccount(t)
+    const b = await freshAccount(t)
     const aLiveKey = await t.key({ account: a.name, mode: 'live' })
     const aLive = t.client(aLiveKey.secret)
     const k = uniq('shared-key')
@@ -218,7 +180,7 @@ describe('idempotency of POST creates', () => {
   })
 
   it('replays the original 201 of a create even though its ident now exists (not 409 duplicate_ident)', async () => {
-    const { key, api } = await freshAccount()
+    const { key, api } = await freshAccount(t)
     const k = uniq('key')
     const body = { ident: uniq('W') }
     const first = await api.post<Operator>('/v1/operators', body, keyed(k))
@@ -231,11 +193,11 @@ describe('idempotency of POST creates', () => {
     expect(again.body).toEqual(first.body)
     expect(again.headers['idempotent-replayed']).toBe('true')
     expect(await operatorRows(key.account_id)).toHaveLength(1)
-    expect(await eventTypes(key.account_id)).toEqual(['operator.created'])
+    expect(await eventTypes(t, key.account_id)).toEqual(['operator.created'])
   })
 
   it('stores a keyed 409 duplicate_ident and replays it with the current request id', async () => {
-    const { key, api } = await freshAccount()
+    const { key, api } = await freshAccount(t)
     const ident = uniq('W')
     expect((await api.post('/v1/operators', { ident })).status).toBe(201)
     const k = uniq('key')
@@ -253,11 +215,11 @@ describe('idempotency of POST creates', () => {
     const { request_id: _b, ...againRest } = errorOf(again)
     expect(againRest).toEqual(firstRest)
     expect(await operatorRows(key.account_id)).toHaveLength(1)
-    expect(await eventTypes(key.account_id)).toEqual(['operator.created'])
+    expect(await eventTypes(t, key.account_id)).toEqual(['operator.created'])
   })
 
   it('does not store a keyed create that failed schema validation: a corrected retry succeeds', async () => {
-    const { key, api } = await freshAccount()
+    const { key, api } = await freshAccount(t)
     const k = uniq('key')
     const bad = await api.post('/v1/operators', { name: 'no ident' }, keyed(k))
     expectError(bad, 422, 'validation_error', 'missing_param', 'ident')
@@ -273,7 +235,7 @@ describe('idempotency of POST creates', () => {
   })
 
   it('does not store requests refused for authentication or scope', async () => {
-    const { key, name } = await freshAccount()
+    const { key, name } = await freshAccount(t)
     const readOnly = await t.key({ account: name, scopes: ['operators:read'] })
     const k = uniq('key')
     const body = { ident: uniq('W') }
@@ -293,7 +255,7 @@ describe('idempotency of POST creates', () => {
   })
 
   it('gives 10 concurrent requests with one key and body exactly one object, never a 500', async () => {
-    const { key, api } = await freshAccount()
+    const { key, api } = await freshAccount(t)
     const k = uniq('key')
     const body = { ident: uniq('RACE'), name: 'racer' }
     const responses = await Promise.all(
@@ -314,7 +276,7 @@ describe('idempotency of POST creates', () => {
       }
     }
     expect(created).toBe(1)
-    expect(await eventTypes(key.account_id)).toEqual(['operator.created'])
+    expect(await eventTypes(t, key.account_id)).toEqual(['operator.created'])
     // Once settled, the key replays.
     const after = await api.post<Operator>('/v1/operators', body, keyed(k))
     expect(after.status).toBe(201)
@@ -322,7 +284,7 @@ describe('idempotency of POST creates', () => {
   })
 
   it('refuses an Idempotency-Key longer than 255 characters (422, param Idempotency-Key); 255 is fine', async () => {
-    const { key, api } = await freshAccount()
+    const { key, api } = await freshAccount(t)
     const long = 'k'.repeat(256)
     const res = await api.post('/v1/operators', { ident: uniq('W') }, keyed(long))
     expectError(res, 422, 'validation_error', undefined, 'Idempotency-Key')
@@ -364,7 +326,7 @@ describe('idempotency of POST creates', () => {
     }
 
     it('answers 409 idempotency_key_in_use while the same request is in flight, and creates nothing', async () => {
-      const { key, api } = await freshAccount()
+      const { key, api } = await freshAccount(t)
       const k = uniq('key')
       const body = { ident: uniq('W') }
       const now = Date.now()
@@ -380,13 +342,13 @@ describe('idempotency of POST creates', () => {
         'idempotency_key_reuse',
       )
       expect(await operatorRows(key.account_id)).toEqual([])
-      expect(await eventTypes(key.account_id)).toEqual([])
+      expect(await eventTypes(t, key.account_id)).toEqual([])
       // The claim of the other request is left alone.
       expect(await storedKey(key.account_id, k)).toMatchObject([{ status: 'in_flight', locked_at: now }])
     })
 
     it('takes over an abandoned claim (locked_at older than the lease)', async () => {
-      const { key, api } = await freshAccount()
+      const { key, api } = await freshAccount(t)
       const k = uniq('key')
       const body = { ident: uniq('W') }
       const old = Date.now() - IDEMPOTENCY_LEASE_MS - 5_000
@@ -407,7 +369,7 @@ describe('idempotency of POST creates', () => {
     })
 
     it('still replays a stored response within 24 hours', async () => {
-      const { key, api } = await freshAccount()
+      const { key, api } = await freshAccount(t)
       const k = uniq('key')
       const body = { ident: uniq('W') }
       // A full operator, as the service stores it; the id exists nowhere else.
@@ -437,7 +399,7 @@ describe('idempotency of POST creates', () => {
     })
 
     it('treats a key older than 24 hours as new, for the same or another body', async () => {
-      const { key, api } = await freshAccount()
+      const { key, api } = await freshAccount(t)
       const stale = Date.now() - IDEMPOTENCY_RETENTION_MS - HOUR
       const staged = { object: 'operator', id: 'op_staged' }
 
@@ -479,7 +441,7 @@ describe('idempotency of POST creates', () => {
     })
 
     it('purgeExpiredIdempotencyKeys deletes keys past 24 hours and keeps the others', async () => {
-      const { key } = await freshAccount()
+      const { key } = await freshAccount(t)
       const now = Date.now()
       const staleKeys = [uniq('stale'), uniq('stale')]
       const freshKey = uniq('fresh')

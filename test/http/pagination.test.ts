@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type ApiClient, type ApiResponse, buildTestApp, errorOf, type TestApp } from '../helpers/app.js'
+import { type ApiClient, buildTestApp, type TestApp } from '../helpers/app.js'
+import { expectError, type List, uniq } from '../helpers/assertions.js'
 
 interface Operator {
   object: 'operator'
@@ -10,14 +10,6 @@ interface Operator {
   employee_id: string | null
 }
 
-interface List<T> {
-  object: 'list'
-  data: T[]
-  has_more: boolean
-  next_cursor: string | null
-}
-
-const uniq = (prefix: string) => `${prefix}-${randomBytes(5).toString('hex')}`
 const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
 
 describe('cursor pagination over operators', () => {
@@ -71,15 +63,6 @@ describe('cursor pagination over operators', () => {
       if (between) await between(pages.length)
     } while (cursor !== null)
     return pages
-  }
-
-  function expectError(res: ApiResponse, status: number, type: string, code?: string, param?: string) {
-    expect(res.status).toBe(status)
-    const error = errorOf(res)
-    expect(error.type).toBe(type)
-    if (code !== undefined) expect(error.code).toBe(code)
-    if (param !== undefined) expect(error.param).toBe(param)
-    expect(error.request_id).toBe(res.headers['x-request-id'])
   }
 
   it('pages 230 operators 50 at a time: 5 pages, newest first, no repeats, no gaps', async () => {

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import os from 'node:os'
@@ -7,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { main } from '../../../packages/client/src/sync/cli.js'
 import type { Scope } from '../../../src/modules/keys/scopes.js'
 import { buildTestApp, type TestApp } from '../../helpers/app.js'
+import { uniq } from '../../helpers/assertions.js'
 import { dialect } from '../../helpers/database.js'
 import { killAll, type RunResult, run, spawnChild } from '../../helpers/process.js'
 
@@ -42,7 +42,6 @@ let t: TestApp
 let baseUrl: string
 let dir: string
 
-const uniq = (prefix: string) => `${prefix}-${randomBytes(5).toString('hex')}`
 const pad = (n: number) => String(n).padStart(5, '0')
 
 beforeAll(async () => {

@@ -1,50 +1,9 @@
-import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type ApiClient, type ApiResponse, buildTestApp, errorOf, type TestApp } from '../../helpers/app.js'
+import { type ApiClient, buildTestApp, type TestApp } from '../../helpers/app.js'
+import { type Device, expectError, ISO_MS, type List, type Location } from '../../helpers/assertions.js'
+import { eventsOf, eventTypes, freshAccount } from '../../helpers/fixtures.js'
 
-interface Device {
-  object: 'device'
-  id: string
-  code: string
-  name: string | null
-  location_id: string | null
-  livemode: boolean
-  created: string
-  updated: string
-}
-
-interface Location {
-  object: 'location'
-  id: string
-  name: string
-  timezone: string
-  address: string | null
-  livemode: boolean
-  created: string
-  updated: string
-}
-
-interface List<T> {
-  object: 'list'
-  data: T[]
-  has_more: boolean
-  next_cursor: string | null
-}
-
-interface EventEnvelope {
-  object: string
-  id: string
-  type: string
-  api_version: string
-  livemode: boolean
-  created: string
-  data: { object: Record<string, unknown>; previous_attributes?: Record<string, unknown> }
-}
-
-const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const DEVICE_KEYS = ['code', 'created', 'id', 'livemode', 'location_id', 'name', 'object', 'updated']
-
-const uniq = (prefix: string) => `${prefix}-${randomBytes(5).toString('hex')}`
 
 function expectDeviceShape(device: Device, livemode = false) {
   expect(Object.keys(device).sort()).toEqual(DEVICE_KEYS)
@@ -56,16 +15,6 @@ function expectDeviceShape(device: Device, livemode = false) {
   expect(Date.parse(device.updated)).toBeGreaterThanOrEqual(Date.parse(device.created))
 }
 
-function expectError(res: ApiResponse, status: number, type: string, code?: string, param?: string) {
-  expect(res.status).toBe(status)
-  const error = errorOf(res)
-  expect(error.type).toBe(type)
-  if (code !== undefined) expect(error.code).toBe(code)
-  if (param !== undefined) expect(error.param).toBe(param)
-  expect(error.request_id).toMatch(/^req_/)
-  expect(error.request_id).toBe(res.headers['x-request-id'])
-}
-
 describe('devices over HTTP', () => {
   let t: TestApp
 
@@ -73,35 +22,6 @@ describe('devices over HTTP', () => {
     t = await buildTestApp()
   })
   afterAll(() => t.close())
-
-  /** A key of an account of its own, so each test sees only its own devices and events. */
-  async function freshAccount(mode: 'test' | 'live' = 'test') {
-    const name = uniq('acct')
-    const key = await t.key({ account: name, mode })
-    return { key, name, api: t.client(key.secret) }
-  }
-
-  /** Every event of an account (both modes unless one is named), oldest first. */
-  async function eventsOf(accountId: string, livemode?: boolean) {
-    const rows = await t.db
-      .selectFrom('events')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .$if(livemode !== undefined, (q) => q.where('livemode', '=', livemode ? 1 : 0))
-      .orderBy('id')
-      .execute()
-    return rows.map((row) => {
-      const envelope = JSON.parse(row.payload) as EventEnvelope
-      expect(row.id).toBe(envelope.id)
-      expect(row.type).toBe(envelope.type)
-      expect(row.livemode).toBe(envelope.livemode ? 1 : 0)
-      return envelope
-    })
-  }
-
-  async function eventTypes(accountId: string, livemode?: boolean) {
-    return (await eventsOf(accountId, livemode)).map((e) => e.type)
-  }
 
   async function deviceRows(accountId: string) {
     return t.db.selectFrom('devices').selectAll().where('account_id', '=', accountId).execute()
@@ -121,7 +41,7 @@ describe('devices over HTTP', () => {
 
   describe('POST /v1/devices', () => {
     it('creates a device with every field and emits device.created with it', async () => {
-      const { key, api } = await freshAccount()
+      const { key, api } = await freshAccount(t)
       const location = await createLocation(api)
       const before = Date.now()
       const res = await api.post<Device>('/v1/devices', {
@@ -138,7 +58,7 @@ describe('devices over HTTP', () => {
       expect(Date.parse(device.created)).toBeGreaterThanOrEqual(before)
       expect(Date.parse(device.created)).toBeLessThanOrEqual(after)
 
-      const events = await eventsOf(key.account_id)
+      const events = await eventsOf(t, key.account_id)
       expect(events.map((e) => e.type)).toEqual(['location.created', 'device.created'])
       expect(events[1]?.data.object).toEqual(device)
       expect(events[1]?.livemode).toBe(false)
@@ -146,18 +66,18 @@ describe('devices over HTTP', () => {
     })
 
     it('defaults name and location_id to null; a live key makes a live device', async () => {
-      const { key, api } = await freshAccount('live')
+      const { key, api } = await freshAccount(t, 'live')
       const device = await create(api, { code: 'G' })
       expectDeviceShape(device, true)
       expect(device.name).toBeNull()
       expect(device.location_id).toBeNull()
-      const events = await eventsOf(key.account_id)
+      const events = await eventsOf(t, key.account_id)
       expect(events.map((e) => e.type)).toEqual(['device.created'])
       expect(events[0]?.livemode).toBe(true)
     })
 
     it('refuses a missing code, unknown params and wrong types with 422, creating nothing', async () => {
-      const { key, api } = await freshAccount()
+      const { key, api } = await freshAccount(t)
       expectError(
         await api.post('/v1/devices', { name: 'x' }),
         422,
@@ -174,23 +94,23 @@ describe('devices over HTTP', () => {
       )
       expectError(await api.post('/v1/devices', { code: 7 }), 422, 'validation_error', 'invalid_type', 'code')
       expect(await deviceRows(key.account_id)).toEqual([])
-      expect(await eventTypes(key.account_id)).toEqual([])
+      expect(await eventTypes(t, key.account_id)).toEqual([])
     })
 
     it('refuses a duplicate code with 409 duplicate_device_code, param code, and no event', async () => {
-      const { key, api } = await freshAccount()
+      const { key, api } = await freshAccount(t)
       const first = await create(api, { code: 'DUP', name: 'first' })
       const res = await api.post('/v1/devices', { code: 'DUP', name: 'second' })
       expectError(res, 409, 'conflict', 'duplicate_device_code', 'code')
       const rows = await deviceRows(key.account_id)
       expect(rows.map((r) => r.id)).toEqual([first.id])
-      expect(await eventTypes(key.account_id)).toEqual(['device.created'])
+      expect(await eventTypes(t, key.account_id)).toEqual(['device.created'])
     })
 
     it('treats codes as unique per account and per mode, not globally', async () => {
-      const a = await freshAccount()
+      const a = await freshAccount(t)
       const aLive = t.client((await t.key({ account: a.name, mode: 'live' })).secret)
-      const b = await freshAccount()
+      const b = await freshAccount(t)
       const one = await create(a.api, { code: 'SAME' })
       const two = await create(aLive, { code: 'SAME' })
       const three = await create(b.api, { code: 'SAME' })
@@ -199,7 +119,7 @@ describe('devices over HTTP', () => {
     })
 
     it('gives exactly one 201 and nine 409 duplicate_device_code to 10 concurrent creates of one code', async () => {
-      const { key, api } = await freshAccount()
+      const { key, api } = await freshAccount(t)
       const responses = await Promise.all(
         Array.from({ length: 10 }, (_, i) =>
           api.post<Device>('/v1/devices', { code: 'RACE', name: `n${i}` }),
@@ -214,24 +134,24 @@ describe('devices over HTTP', () => {
       const winner = responses.find((r) => r.status === 201)
       const rows = await deviceRows(key.account_id)
       expect(rows.map((r) => r.id)).toEqual([winner?.body.id])
-      const events = await eventsOf(key.account_id)
+      const events = await eventsOf(t, key.account_id)
       expect(events.map((e) => e.type)).toEqual(['device.created'])
       expect(events[0]?.data.object).toEqual(winner?.body)
     })
 
     it('refuses an unknown location_id with 422 unknown_location', async () => {
-      const { key, api } = await freshAccount()
+      const { key, api } = await freshAccount(t)
       const res = await api.post('/v1/devices', { code: 'X', location_id: 'loc_01HZZZZZZZZZZZZZZZZZZZZZZZ' })
       expectError(res, 422, 'validation_error', 'unknown_location', 'location_id')
       expect(await deviceRows(key.account_id)).toEqual([])
-      expect(await eventTypes(key.account_id)).toEqual([])
+      expect(await eventTypes(t, key.account_id)).toEqual([])
     })
 
     it("refuses the other mode's location with cross_mode_reference, and another account's as unknown", async () => {
-      const owner = await freshAccount()
+      const owner = await freshAccount(t)
       const ownerLive = t.client((await t.key({ account: owner.name, mode: 'live' })).secret)
       const liveLocation = await createLocation(ownerLive)
-      const stranger = await freshAccount()
+      const stranger = await freshAccount(t)
       const strangerLocation = await createLocation(stranger.api)
 
       expectError(
@@ -248,7 +168,7 @@ describe('devices over HTTP', () => {
         'unknown_location',
         'location_id',
       )
-      expect(await eventTypes(owner.key.account_id, false)).toEqual([])
+      expect(await eventTypes(t, owner.key.account_id, false)).toEqual([])
       expect(await deviceRows(owner.key.account_id)).toEqual([])
       // The refused code was not taken.
       await create(owner.api, { code: 'X' })
@@ -257,9 +177,9 @@ describe('devices over HTTP', () => {
 
   describe('GET /v1/devices/{id}', () => {
     it('returns the device as created and 404 for unknown, other-account and other-mode ids', async () => {
-      const owner = await freshAccount()
+      const owner = await freshAccount(t)
       const device = await create(owner.api, { code: 'G', name: 'Gate' })
-      const stranger = await freshAccount()
+      const stranger = await freshAccount(t)
       const ownerLive = t.client((await t.key({ account: owner.name, mode: 'live' })).secret)
 
       const res = await owner.api.get<Device>(`/v1/devices/${device.id}`)
@@ -273,7 +193,7 @@ describe('devices over HTTP', () => {
 
   describe('PATCH /v1/devices/{id}', () => {
     it('renames, moves and detaches, each with device.updated and its previous_attributes', async () => {
-      const { key, api } = await freshAccount()
+      const { key, api } = await freshAccount(t)
       const a = await createLocation(api, 'A')
       const b = await createLocation(api, 'B')
       const device = await create(api, { code: 'G', name: 'Old', location_id: a.id })
@@ -288,7 +208,7 @@ describe('devices over HTTP', () => {
       expectDeviceShape(detached.body)
       expect((await api.get(`/v1/devices/${device.id}`)).body).toEqual(detached.body)
 
-      const events = await eventsOf(key.account_id)
+      const events = await eventsOf(t, key.account_id)
       expect(events.map((e) => e.type)).toEqual([
         'location.created',
         'location.created',
@@ -306,7 +226,7 @@ describe('devices over HTTP', () => {
     })
 
     it('changes nothing and emits nothing for a PATCH of the current values', async () => {
-      const { key, api } = await freshAccount()
+      const { key, api } = await freshAccount(t)
       const location = await createLocation(api)
       const device = await create(api, { code: 'G', name: 'Gate', location_id: location.id })
       const res = await api.patch<Device>(`/v1/devices/${device.id}`, {
@@ -317,23 +237,23 @@ describe('devices over HTTP', () => {
       expect(res.body).toEqual(device)
       const empty = await api.patch<Device>(`/v1/devices/${device.id}`, {})
       expect(empty.body).toEqual(device)
-      expect(await eventTypes(key.account_id)).toEqual(['location.created', 'device.created'])
+      expect(await eventTypes(t, key.account_id)).toEqual(['location.created', 'device.created'])
     })
 
     it('refuses code (not patchable) with 422 unknown_param and changes nothing', async () => {
-      const { key, api } = await freshAccount()
+      const { key, api } = await freshAccount(t)
       const device = await create(api, { code: 'G' })
       const res = await api.patch(`/v1/devices/${device.id}`, { code: 'H', name: 'x' })
       expectError(res, 422, 'validation_error', 'unknown_param', 'code')
       expect((await api.get(`/v1/devices/${device.id}`)).body).toEqual(device)
-      expect(await eventTypes(key.account_id)).toEqual(['device.created'])
+      expect(await eventTypes(t, key.account_id)).toEqual(['device.created'])
     })
 
     it('resolves location_id like sessions do: unknown_location, cross_mode_reference, other account unknown', async () => {
-      const owner = await freshAccount()
+      const owner = await freshAccount(t)
       const ownerLive = t.client((await t.key({ account: owner.name, mode: 'live' })).secret)
       const liveLocation = await createLocation(ownerLive)
-      const stranger = await freshAccount()
+      const stranger = await freshAccount(t)
       const strangerLocation = await createLocation(stranger.api)
       const device = await create(owner.api, { code: 'G' })
 
@@ -359,25 +279,25 @@ describe('devices over HTTP', () => {
         'location_id',
       )
       expect((await owner.api.get(`/v1/devices/${device.id}`)).body).toEqual(device)
-      expect(await eventTypes(owner.key.account_id, false)).toEqual(['device.created'])
+      expect(await eventTypes(t, owner.key.account_id, false)).toEqual(['device.created'])
     })
 
     it("answers 404 for an unknown id, another account's device and the other mode's", async () => {
-      const owner = await freshAccount()
+      const owner = await freshAccount(t)
       const device = await create(owner.api, { code: 'G' })
-      const stranger = await freshAccount()
+      const stranger = await freshAccount(t)
       const ownerLive = t.client((await t.key({ account: owner.name, mode: 'live' })).secret)
       expectError(await owner.api.patch('/v1/devices/dev_nope', { name: 'x' }), 404, 'not_found')
       expectError(await stranger.api.patch(`/v1/devices/${device.id}`, { name: 'x' }), 404, 'not_found')
       expectError(await ownerLive.patch(`/v1/devices/${device.id}`, { name: 'x' }), 404, 'not_found')
       expect((await owner.api.get(`/v1/devices/${device.id}`)).body).toEqual(device)
-      expect(await eventTypes(owner.key.account_id)).toEqual(['device.created'])
+      expect(await eventTypes(t, owner.key.account_id)).toEqual(['device.created'])
     })
   })
 
   describe('DELETE /v1/devices/{id}', () => {
     it('removes the device, emits device.deleted, frees the code and leaves sessions with the code', async () => {
-      const { key, api } = await freshAccount()
+      const { key, api } = await freshAccount(t)
       const device = await create(api, { code: 'GONE', name: 'Old gate' })
       const op = await api.post<{ id: string }>('/v1/operators', { ident: 'W-1' })
       expect(op.status).toBe(201)
@@ -388,7 +308,7 @@ describe('devices over HTTP', () => {
         check_out: { time: '2026-03-02T12:00:00Z' },
       })
       expect(session.status).toBe(201)
-      const before = await eventTypes(key.account_id)
+      const before = await eventTypes(t, key.account_id)
 
       const res = await api.delete(`/v1/devices/${device.id}`)
       expect(res.status).toBe(200)
@@ -396,7 +316,7 @@ describe('devices over HTTP', () => {
       expectError(await api.get(`/v1/devices/${device.id}`), 404, 'not_found')
       expect(await deviceRows(key.account_id)).toEqual([])
 
-      const events = (await eventsOf(key.account_id)).slice(before.length)
+      const events = (await eventsOf(t, key.account_id)).slice(before.length)
       expect(events.map((e) => e.type)).toEqual(['device.deleted'])
       expect(events[0]?.data.object).toEqual(device)
 
@@ -412,28 +332,28 @@ describe('devices over HTTP', () => {
     })
 
     it("answers 404 for an unknown id, another account's device and the other mode's, deleting nothing", async () => {
-      const owner = await freshAccount()
+      const owner = await freshAccount(t)
       const device = await create(owner.api, { code: 'G' })
-      const stranger = await freshAccount()
+      const stranger = await freshAccount(t)
       const ownerLive = t.client((await t.key({ account: owner.name, mode: 'live' })).secret)
       expectError(await owner.api.delete('/v1/devices/dev_nope'), 404, 'not_found')
       expectError(await stranger.api.delete(`/v1/devices/${device.id}`), 404, 'not_found')
       expectError(await ownerLive.delete(`/v1/devices/${device.id}`), 404, 'not_found')
       expect((await owner.api.get(`/v1/devices/${device.id}`)).body).toEqual(device)
-      expect(await eventTypes(owner.key.account_id)).toEqual(['device.created'])
+      expect(await eventTypes(t, owner.key.account_id)).toEqual(['device.created'])
     })
   })
 
   describe('deleting a location', () => {
     it('detaches every device standing there, each with device.updated, before location.deleted', async () => {
-      const { key, api } = await freshAccount()
+      const { key, api } = await freshAccount(t)
       const closing = await createLocation(api, 'Closing')
       const staying = await createLocation(api, 'Staying')
       const d1 = await create(api, { code: 'D1', location_id: closing.id })
       const d2 = await create(api, { code: 'D2', location_id: closing.id })
       const d3 = await create(api, { code: 'D3', location_id: staying.id })
       const d4 = await create(api, { code: 'D4' })
-      const before = await eventTypes(key.account_id)
+      const before = await eventTypes(t, key.account_id)
 
       const res = await api.delete(`/v1/locations/${closing.id}`)
       expect(res.status).toBe(200)
@@ -446,7 +366,7 @@ describe('devices over HTTP', () => {
       expect((await api.get(`/v1/devices/${d3.id}`)).body).toEqual(d3)
       expect((await api.get(`/v1/devices/${d4.id}`)).body).toEqual(d4)
 
-      const events = (await eventsOf(key.account_id)).slice(before.length)
+      const events = (await eventsOf(t, key.account_id)).slice(before.length)
       expect(events.map((e) => e.type)).toEqual(['device.updated', 'device.updated', 'location.deleted'])
       const updates = events.slice(0, 2)
       expect(
@@ -460,7 +380,7 @@ describe('devices over HTTP', () => {
     })
 
     it("leaves the other mode's and other accounts' devices alone", async () => {
-      const owner = await freshAccount()
+      const owner = await freshAccount(t)
       const ownerLive = t.client((await t.key({ account: owner.name, mode: 'live' })).secret)
       const location = await createLocation(owner.api)
       const liveLocation = await createLocation(ownerLive)
@@ -470,13 +390,13 @@ describe('devices over HTTP', () => {
       expect((await owner.api.delete(`/v1/locations/${location.id}`)).status).toBe(200)
       expect((await owner.api.get<Device>(`/v1/devices/${device.id}`)).body.location_id).toBeNull()
       expect((await ownerLive.get(`/v1/devices/${liveDevice.id}`)).body).toEqual(liveDevice)
-      expect(await eventTypes(owner.key.account_id, true)).toEqual(['location.created', 'device.created'])
+      expect(await eventTypes(t, owner.key.account_id, true)).toEqual(['location.created', 'device.created'])
     })
   })
 
   describe('GET /v1/devices', () => {
     it('lists newest first and filters by code and location_id', async () => {
-      const { api } = await freshAccount()
+      const { api } = await freshAccount(t)
       const a = await createLocation(api, 'A')
       const b = await createLocation(api, 'B')
       const d1 = await create(api, { code: 'D1', location_id: a.id })
@@ -503,9 +423,9 @@ describe('devices over HTTP', () => {
     })
 
     it('lists only the caller account and mode', async () => {
-      const owner = await freshAccount()
+      const owner = await freshAccount(t)
       const ownerLive = t.client((await t.key({ account: owner.name, mode: 'live' })).secret)
-      const stranger = await freshAccount()
+      const stranger = await freshAccount(t)
       const mine = await create(owner.api, { code: 'SAME' })
       const live = await create(ownerLive, { code: 'SAME' })
       const theirs = await create(stranger.api, { code: 'SAME' })

@@ -1,6 +1,7 @@
-import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type ApiClient, buildTestApp, errorOf, type TestApp } from '../../helpers/app.js'
+import { ISO_MS, type List, sleep, uniq } from '../../helpers/assertions.js'
+import { freshAccount } from '../../helpers/fixtures.js'
 
 interface Envelope {
   object: 'event'
@@ -12,17 +13,6 @@ interface Envelope {
   data: { object: Record<string, unknown>; previous_attributes?: Record<string, unknown> }
 }
 
-interface List<T> {
-  object: 'list'
-  data: T[]
-  has_more: boolean
-  next_cursor: string | null
-}
-
-const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
-const uniq = (prefix: string) => `${prefix}-${randomBytes(5).toString('hex')}`
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
 describe('events API', () => {
   let t: TestApp
 
@@ -30,11 +20,6 @@ describe('events API', () => {
     t = await buildTestApp()
   })
   afterAll(() => t.close())
-
-  async function freshAccount(mode: 'test' | 'live' = 'test', account = uniq('acct')) {
-    const key = await t.key({ account, mode })
-    return { key, account, api: t.client(key.secret) }
-  }
 
   async function createOperator(api: ApiClient) {
     const res = await api.post<Record<string, unknown> & { id: string }>('/v1/operators', {
@@ -69,7 +54,7 @@ describe('events API', () => {
 
   /** An account with a few events spread over distinct milliseconds. */
   async function seeded() {
-    const ctx = await freshAccount()
+    const ctx = await freshAccount(t)
     const { api } = ctx
     const first = await createOperator(api)
     await sleep(15)
@@ -176,7 +161,7 @@ describe('events API', () => {
     ['created_to', '1700000000'],
   ] as const) {
     it(`refuses ${param}=${value} with invalid_timestamp`, async () => {
-      const { api } = await freshAccount()
+      const { api } = await freshAccount(t)
       const res = await api.get(`/v1/events?${param}=${encodeURIComponent(value)}`)
       expect(res.status).toBe(422)
       expect(errorOf(res)).toMatchObject({ type: 'validation_error', code: 'invalid_timestamp', param })
@@ -184,7 +169,7 @@ describe('events API', () => {
   }
 
   it('pages with a cursor through every event exactly once', async () => {
-    const { api } = await freshAccount()
+    const { api } = await freshAccount(t)
     for (let i = 0; i < 7; i++) await createOperator(api)
     const everything = (await list(api)).data.map((e) => e.id)
     expect(everything).toHaveLength(7)
@@ -206,7 +191,7 @@ describe('events API', () => {
   })
 
   it('pages a filtered list', async () => {
-    const { api } = await freshAccount()
+    const { api } = await freshAccount(t)
     const operators = []
     for (let i = 0; i < 5; i++) operators.push(await createOperator(api))
     for (const op of operators) {
@@ -219,7 +204,7 @@ describe('events API', () => {
   })
 
   it('refuses malformed cursors, cursors of another account and out-of-range limits', async () => {
-    const { api } = await freshAccount()
+    const { api } = await freshAccount(t)
     for (let i = 0; i < 3; i++) await createOperator(api)
     const page = await list(api, '?limit=1')
     const cursor = page.next_cursor ?? ''
@@ -227,7 +212,7 @@ describe('events API', () => {
     const bad = await api.get(`/v1/events?cursor=${encodeURIComponent(`${cursor}x`)}`)
     expect(bad.status).toBe(400)
     expect(errorOf(bad)).toMatchObject({ type: 'bad_request', code: 'invalid_cursor' })
-    const other = await freshAccount()
+    const other = await freshAccount(t)
     const foreign = await other.api.get(`/v1/events?cursor=${encodeURIComponent(cursor)}`)
     expect(foreign.status).toBe(400)
     expect(errorOf(foreign).code).toBe('invalid_cursor')
@@ -240,9 +225,9 @@ describe('events API', () => {
 
   it('never shows another mode’s or another account’s events', async () => {
     const account = uniq('acct')
-    const testCtx = await freshAccount('test', account)
-    const liveCtx = await freshAccount('live', account)
-    const otherCtx = await freshAccount('test')
+    const testCtx = await freshAccount(t, 'test', account)
+    const liveCtx = await freshAccount(t, 'live', account)
+    const otherCtx = await freshAccount(t, 'test')
     const testOp = await createOperator(testCtx.api)
     const liveOp = await createOperator(liveCtx.api)
     const otherOp = await createOperator(otherCtx.api)

@@ -1,50 +1,9 @@
-import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type ApiClient, type ApiResponse, buildTestApp, errorOf, type TestApp } from '../../helpers/app.js'
+import { type ApiClient, buildTestApp, type TestApp } from '../../helpers/app.js'
+import { type Device, expectError, ISO_MS, type List, type Location } from '../../helpers/assertions.js'
+import { eventsOf, eventTypes, freshAccount } from '../../helpers/fixtures.js'
 
-interface Location {
-  object: 'location'
-  id: string
-  name: string
-  timezone: string
-  address: string | null
-  livemode: boolean
-  created: string
-  updated: string
-}
-
-interface Device {
-  object: 'device'
-  id: string
-  code: string
-  name: string | null
-  location_id: string | null
-  livemode: boolean
-  created: string
-  updated: string
-}
-
-interface List<T> {
-  object: 'list'
-  data: T[]
-  has_more: boolean
-  next_cursor: string | null
-}
-
-interface EventEnvelope {
-  object: string
-  id: string
-  type: string
-  api_version: string
-  livemode: boolean
-  created: string
-  data: { object: Record<string, unknown>; previous_attributes?: Record<string, unknown> }
-}
-
-const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const LOCATION_KEYS = ['address', 'created', 'id', 'livemode', 'name', 'object', 'timezone', 'updated']
-
-const uniq = (prefix: string) => `${prefix}-${randomBytes(5).toString('hex')}`
 
 function expectLocationShape(location: Location, livemode = false) {
   expect(Object.keys(location).sort()).toEqual(LOCATION_KEYS)
@@ -56,16 +15,6 @@ function expectLocationShape(location: Location, livemode = false) {
   expect(Date.parse(location.updated)).toBeGreaterThanOrEqual(Date.parse(location.created))
 }
 
-function expectError(res: ApiResponse, status: number, type: string, code?: string, param?: string) {
-  expect(res.status).toBe(status)
-  const error = errorOf(res)
-  expect(error.type).toBe(type)
-  if (code !== undefined) expect(error.code).toBe(code)
-  if (param !== undefined) expect(error.param).toBe(param)
-  expect(error.request_id).toMatch(/^req_/)
-  expect(error.request_id).toBe(res.headers['x-request-id'])
-}
-
 describe('locations over HTTP', () => {
   let t: TestApp
 
@@ -73,35 +22,6 @@ describe('locations over HTTP', () => {
     t = await buildTestApp()
   })
   afterAll(() => t.close())
-
-  /** A key of an account of its own, so each test sees only its own locations and events. */
-  async function freshAccount(mode: 'test' | 'live' = 'test') {
-    const name = uniq('acct')
-    const key = await t.key({ account: name, mode })
-    return { key, name, api: t.client(key.secret) }
-  }
-
-  /** Every event of an account (both modes unless one is named), oldest first. */
-  async function eventsOf(accountId: string, livemode?: boolean) {
-    const rows = await t.db
-      .selectFrom('events')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .$if(livemode !== undefined, (q) => q.where('livemode', '=', livemode ? 1 : 0))
-      .orderBy('id')
-      .execute()
-    return rows.map((row) => {
-      const envelope = JSON.parse(row.payload) as EventEnvelope
-      expect(row.id).toBe(envelope.id)
-      expect(row.type).toBe(envelope.type)
-      expect(row.livemode).toBe(envelope.livemode ? 1 : 0)
-      return envelope
-    })
-  }
-
-  async function eventTypes(accountId: string, livemode?: boolean) {
-    return (await eventsOf(accountId, livemode)).map((e) => e.type)
-  }
 
   async function locationRows(accountId: string) {
     return t.db.selectFrom('locations').selectAll().where('account_id', '=', accountId).execute()
@@ -115,7 +35,7 @@ describe('locations over HTTP', () => {
 
   describe('POST /v1/locations', () => {
     it('creates a location with every field and emits location.created with it', async () => {
-      const { key, api } = await freshAccount()
+      const { key, api } = await freshAccount(t)
       const before = Date.now()
       const res = await api.post<Location>('/v1/locations', {
         name: 'Paris depot',
@@ -135,7 +55,7 @@ describe('locations over HTTP', () => {
       expect(Date.parse(location.created)).toBeGreaterThanOrEqual(before)
       expect(Date.parse(location.created)).toBeLessThanOrEqual(after)
 
-      const events = await eventsOf(key.account_id)
+      const events = await eventsOf(t, key.account_id)
       expect(events.map((e) => e.type)).toEqual(['location.created'])
       const [event] = events
       expect(event?.id).toMatch(/^evt_[0-9A-Z]{26}$/)
@@ -145,7 +65,7 @@ describe('locations over HTTP', () => {
     })
 
     it('defaults timezone to UTC and address to null', async () => {
-      const { api } = await freshAccount()
+      const { api } = await freshAccount(t)
       const location = await create(api, { name: 'Somewhere' })
       expectLocationShape(location)
       expect(location.timezone).toBe('UTC')
@@ -153,10 +73,10 @@ describe('locations over HTTP', () => {
     })
 
     it('sets livemode true for a live key, on the location and on its event', async () => {
-      const { key, api } = await freshAccount('live')
+      const { key, api } = await freshAccount(t, 'live')
       const location = await create(api, { name: 'Live site' })
       expectLocationShape(location, true)
-      const events = await eventsOf(key.account_id)
+      const events = await eventsOf(t, key.account_id)
       expect(events.map((e) => e.type)).toEqual(['location.created'])
       expect(events[0]?.livemode).toBe(true)
     })
@@ -168,7 +88,7 @@ describe('locations over HTTP', () => {
       ['utc', 'UTC'],
       ['Asia/Tokyo', 'Asia/Tokyo'],
     ])('canonicalises the IANA time zone %s to %s', async (given, canonical) => {
-      const { api } = await freshAccount()
+      const { api } = await freshAccount(t)
       const location = await create(api, { name: 'Zone', timezone: given })
       expect(location.timezone).toBe(canonical)
       const fetched = await api.get<Location>(`/v1/locations/${location.id}`)
@@ -178,16 +98,16 @@ describe('locations over HTTP', () => {
     it.each(['Mars/Olympus', 'Europe/Atlantis', '+01:00', 'UTC+1', 'Paris', 'not a zone'])(
       'refuses the unknown time zone %j with 422 invalid_timezone, creating nothing',
       async (zone) => {
-        const { key, api } = await freshAccount()
+        const { key, api } = await freshAccount(t)
         const res = await api.post('/v1/locations', { name: 'Nowhere', timezone: zone })
         expectError(res, 422, 'validation_error', 'invalid_timezone', 'timezone')
         expect(await locationRows(key.account_id)).toEqual([])
-        expect(await eventTypes(key.account_id)).toEqual([])
+        expect(await eventTypes(t, key.account_id)).toEqual([])
       },
     )
 
     it('refuses a missing name with 422 missing_param, and unknown or wrongly typed fields', async () => {
-      const { key, api } = await freshAccount()
+      const { key, api } = await freshAccount(t)
       expectError(
         await api.post('/v1/locations', { timezone: 'UTC' }),
         422,
@@ -210,22 +130,22 @@ describe('locations over HTTP', () => {
         'timezone',
       )
       expect(await locationRows(key.account_id)).toEqual([])
-      expect(await eventTypes(key.account_id)).toEqual([])
+      expect(await eventTypes(t, key.account_id)).toEqual([])
     })
 
     it('allows two locations with the same name', async () => {
-      const { key, api } = await freshAccount()
+      const { key, api } = await freshAccount(t)
       const a = await create(api, { name: 'Warehouse' })
       const b = await create(api, { name: 'Warehouse' })
       expect(a.id).not.toBe(b.id)
       expect(await locationRows(key.account_id)).toHaveLength(2)
-      expect(await eventTypes(key.account_id)).toEqual(['location.created', 'location.created'])
+      expect(await eventTypes(t, key.account_id)).toEqual(['location.created', 'location.created'])
     })
   })
 
   describe('GET /v1/locations/{id}', () => {
     it('returns the location exactly as created', async () => {
-      const { api } = await freshAccount()
+      const { api } = await freshAccount(t)
       const location = await create(api, { name: 'Lyon', timezone: 'Europe/Paris', address: 'Quai' })
       const res = await api.get<Location>(`/v1/locations/${location.id}`)
       expect(res.status).toBe(200)
@@ -233,9 +153,9 @@ describe('locations over HTTP', () => {
     })
 
     it('answers 404 for an unknown id, another account and the other mode', async () => {
-      const owner = await freshAccount()
+      const owner = await freshAccount(t)
       const location = await create(owner.api, { name: 'Mine' })
-      const stranger = await freshAccount()
+      const stranger = await freshAccount(t)
       const ownerLive = t.client((await t.key({ account: owner.name, mode: 'live' })).secret)
 
       expectError(await owner.api.get('/v1/locations/loc_nope'), 404, 'not_found')
@@ -246,7 +166,7 @@ describe('locations over HTTP', () => {
 
   describe('PATCH /v1/locations/{id}', () => {
     it('updates name, timezone and address and emits location.updated with previous_attributes', async () => {
-      const { key, api } = await freshAccount()
+      const { key, api } = await freshAccount(t)
       const location = await create(api, { name: 'Old', timezone: 'UTC', address: 'Old street' })
       const res = await api.patch<Location>(`/v1/locations/${location.id}`, {
         name: 'New',
@@ -266,7 +186,7 @@ describe('locations over HTTP', () => {
       expect(Date.parse(updated.updated)).toBeGreaterThanOrEqual(Date.parse(location.updated))
       expect((await api.get(`/v1/locations/${location.id}`)).body).toEqual(updated)
 
-      const events = await eventsOf(key.account_id)
+      const events = await eventsOf(t, key.account_id)
       expect(events.map((e) => e.type)).toEqual(['location.created', 'location.updated'])
       expect(events[1]?.data.object).toEqual(updated)
       expect(events[1]?.data.previous_attributes).toEqual({
@@ -277,7 +197,7 @@ describe('locations over HTTP', () => {
     })
 
     it('reports only the fields that changed in previous_attributes', async () => {
-      const { key, api } = await freshAccount()
+      const { key, api } = await freshAccount(t)
       const location = await create(api, { name: 'Keep', timezone: 'Europe/Paris', address: 'A' })
       const res = await api.patch<Location>(`/v1/locations/${location.id}`, {
         name: 'Keep',
@@ -285,13 +205,13 @@ describe('locations over HTTP', () => {
         address: 'B',
       })
       expect(res.status).toBe(200)
-      const events = await eventsOf(key.account_id)
+      const events = await eventsOf(t, key.account_id)
       expect(events.map((e) => e.type)).toEqual(['location.created', 'location.updated'])
       expect(events[1]?.data.previous_attributes).toEqual({ address: 'A' })
     })
 
     it('changes nothing and emits nothing for a PATCH of the current values (a zone spelled differently included)', async () => {
-      const { key, api } = await freshAccount()
+      const { key, api } = await freshAccount(t)
       const location = await create(api, { name: 'Same', timezone: 'Europe/Paris' })
       const res = await api.patch<Location>(`/v1/locations/${location.id}`, {
         name: 'Same',
@@ -302,11 +222,11 @@ describe('locations over HTTP', () => {
       const empty = await api.patch<Location>(`/v1/locations/${location.id}`, {})
       expect(empty.status).toBe(200)
       expect(empty.body).toEqual(location)
-      expect(await eventTypes(key.account_id)).toEqual(['location.created'])
+      expect(await eventTypes(t, key.account_id)).toEqual(['location.created'])
     })
 
     it('refuses an unknown time zone with 422 invalid_timezone and changes nothing', async () => {
-      const { key, api } = await freshAccount()
+      const { key, api } = await freshAccount(t)
       const location = await create(api, { name: 'Here', timezone: 'Europe/Paris' })
       const res = await api.patch(`/v1/locations/${location.id}`, {
         name: 'Renamed',
@@ -314,11 +234,11 @@ describe('locations over HTTP', () => {
       })
       expectError(res, 422, 'validation_error', 'invalid_timezone', 'timezone')
       expect((await api.get(`/v1/locations/${location.id}`)).body).toEqual(location)
-      expect(await eventTypes(key.account_id)).toEqual(['location.created'])
+      expect(await eventTypes(t, key.account_id)).toEqual(['location.created'])
     })
 
     it('refuses unknown params and a null name with 422, changing nothing', async () => {
-      const { key, api } = await freshAccount()
+      const { key, api } = await freshAccount(t)
       const location = await create(api, { name: 'Here' })
       expectError(
         await api.patch(`/v1/locations/${location.id}`, { id: 'loc_other' }),
@@ -335,13 +255,13 @@ describe('locations over HTTP', () => {
         'name',
       )
       expect((await api.get(`/v1/locations/${location.id}`)).body).toEqual(location)
-      expect(await eventTypes(key.account_id)).toEqual(['location.created'])
+      expect(await eventTypes(t, key.account_id)).toEqual(['location.created'])
     })
 
     it("answers 404 for an unknown id, another account's location and the other mode's, changing nothing", async () => {
-      const owner = await freshAccount()
+      const owner = await freshAccount(t)
       const location = await create(owner.api, { name: 'Mine' })
-      const stranger = await freshAccount()
+      const stranger = await freshAccount(t)
       const ownerLiveKey = await t.key({ account: owner.name, mode: 'live' })
       const ownerLive = t.client(ownerLiveKey.secret)
 
@@ -349,14 +269,14 @@ describe('locations over HTTP', () => {
       expectError(await stranger.api.patch(`/v1/locations/${location.id}`, { name: 'x' }), 404, 'not_found')
       expectError(await ownerLive.patch(`/v1/locations/${location.id}`, { name: 'x' }), 404, 'not_found')
       expect((await owner.api.get(`/v1/locations/${location.id}`)).body).toEqual(location)
-      expect(await eventTypes(owner.key.account_id)).toEqual(['location.created'])
-      expect(await eventTypes(stranger.key.account_id)).toEqual([])
+      expect(await eventTypes(t, owner.key.account_id)).toEqual(['location.created'])
+      expect(await eventTypes(t, stranger.key.account_id)).toEqual([])
     })
   })
 
   describe('DELETE /v1/locations/{id}', () => {
     it('removes the location, answers the deleted object and emits location.deleted', async () => {
-      const { key, api } = await freshAccount()
+      const { key, api } = await freshAccount(t)
       const location = await create(api, { name: 'Gone', timezone: 'Europe/Paris', address: 'X' })
       const res = await api.delete(`/v1/locations/${location.id}`)
       expect(res.status).toBe(200)
@@ -364,17 +284,17 @@ describe('locations over HTTP', () => {
 
       expectError(await api.get(`/v1/locations/${location.id}`), 404, 'not_found')
       expect(await locationRows(key.account_id)).toEqual([])
-      const events = await eventsOf(key.account_id)
+      const events = await eventsOf(t, key.account_id)
       expect(events.map((e) => e.type)).toEqual(['location.created', 'location.deleted'])
       expect(events[1]?.data.object).toEqual(location)
 
       // A second delete finds nothing and emits nothing.
       expectError(await api.delete(`/v1/locations/${location.id}`), 404, 'not_found')
-      expect(await eventTypes(key.account_id)).toEqual(['location.created', 'location.deleted'])
+      expect(await eventTypes(t, key.account_id)).toEqual(['location.created', 'location.deleted'])
     })
 
     it('detaches its devices (device.updated each) and leaves sessions with their location_id', async () => {
-      const { key, api } = await freshAccount()
+      const { key, api } = await freshAccount(t)
       const location = await create(api, { name: 'Closing' })
       const other = await create(api, { name: 'Staying' })
       const here = await api.post<Device>('/v1/devices', { code: 'D-HERE', location_id: location.id })
@@ -391,7 +311,7 @@ describe('locations over HTTP', () => {
       })
       expect(session.status).toBe(201)
       expect(session.body.location_id).toBe(location.id)
-      const before = await eventTypes(key.account_id)
+      const before = await eventTypes(t, key.account_id)
 
       const res = await api.delete(`/v1/locations/${location.id}`)
       expect(res.status).toBe(200)
@@ -403,7 +323,7 @@ describe('locations over HTTP', () => {
       expect(kept.status).toBe(200)
       expect(kept.body.location_id).toBe(location.id)
 
-      const events = (await eventsOf(key.account_id)).slice(before.length)
+      const events = (await eventsOf(t, key.account_id)).slice(before.length)
       expect(events.map((e) => e.type)).toEqual(['device.updated', 'location.deleted'])
       expect(events[0]?.data.object).toEqual(detached.body)
       expect(events[0]?.data.previous_attributes).toEqual({ location_id: location.id })
@@ -411,22 +331,22 @@ describe('locations over HTTP', () => {
     })
 
     it("answers 404 for an unknown id, another account's location and the other mode's, deleting nothing", async () => {
-      const owner = await freshAccount()
+      const owner = await freshAccount(t)
       const location = await create(owner.api, { name: 'Mine' })
-      const stranger = await freshAccount()
+      const stranger = await freshAccount(t)
       const ownerLive = t.client((await t.key({ account: owner.name, mode: 'live' })).secret)
 
       expectError(await owner.api.delete('/v1/locations/loc_nope'), 404, 'not_found')
       expectError(await stranger.api.delete(`/v1/locations/${location.id}`), 404, 'not_found')
       expectError(await ownerLive.delete(`/v1/locations/${location.id}`), 404, 'not_found')
       expect((await owner.api.get(`/v1/locations/${location.id}`)).body).toEqual(location)
-      expect(await eventTypes(owner.key.account_id)).toEqual(['location.created'])
+      expect(await eventTypes(t, owner.key.account_id)).toEqual(['location.created'])
     })
   })
 
   describe('GET /v1/locations', () => {
     it('lists newest first, filters by exact name and pages with a cursor', async () => {
-      const { api } = await freshAccount()
+      const { api } = await freshAccount(t)
       const a = await create(api, { name: 'Depot' })
       const b = await create(api, { name: 'Office' })
       const c = await create(api, { name: 'Depot' })
@@ -451,9 +371,9 @@ describe('locations over HTTP', () => {
     })
 
     it('lists only the caller account and mode', async () => {
-      const owner = await freshAccount()
+      const owner = await freshAccount(t)
       const ownerLive = t.client((await t.key({ account: owner.name, mode: 'live' })).secret)
-      const stranger = await freshAccount()
+      const stranger = await freshAccount(t)
       const testLoc = await create(owner.api, { name: 'Shared name' })
       const liveLoc = await create(ownerLive, { name: 'Shared name' })
       const strangerLoc = await create(stranger.api, { name: 'Shared name' })
@@ -464,12 +384,12 @@ describe('locations over HTTP', () => {
       expect((await stranger.api.get<List<Location>>('/v1/locations?name=Shared%20name')).body.data).toEqual([
         strangerLoc,
       ])
-      expect(await eventTypes(owner.key.account_id, false)).toEqual(['location.created'])
-      expect(await eventTypes(owner.key.account_id, true)).toEqual(['location.created'])
+      expect(await eventTypes(t, owner.key.account_id, false)).toEqual(['location.created'])
+      expect(await eventTypes(t, owner.key.account_id, true)).toEqual(['location.created'])
     })
 
     it('refuses an unknown query parameter with 422', async () => {
-      const { api } = await freshAccount()
+      const { api } = await freshAccount(t)
       expectError(
         await api.get('/v1/locations?timezone=UTC'),
         422,

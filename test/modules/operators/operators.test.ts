@@ -1,37 +1,15 @@
-import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type ApiClient, type ApiResponse, buildTestApp, errorOf, type TestApp } from '../../helpers/app.js'
+import { type ApiClient, buildTestApp, type TestApp } from '../../helpers/app.js'
+import {
+  type EventEnvelope,
+  expectError,
+  ISO_MS,
+  type List,
+  type Operator,
+  uniq,
+} from '../../helpers/assertions.js'
+import { eventsOf, freshAccount } from '../../helpers/fixtures.js'
 
-interface Operator {
-  object: 'operator'
-  id: string
-  ident: string
-  name: string | null
-  employee_id: string | null
-  is_active: boolean
-  livemode: boolean
-  created: string
-  updated: string
-}
-
-interface List<T> {
-  object: 'list'
-  data: T[]
-  has_more: boolean
-  next_cursor: string | null
-}
-
-interface EventEnvelope {
-  object: string
-  id: string
-  type: string
-  api_version: string
-  livemode: boolean
-  created: string
-  data: { object: Record<string, unknown>; previous_attributes?: Record<string, unknown> }
-}
-
-const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const OPERATOR_KEYS = [
   'created',
   'employee_id',
@@ -43,8 +21,6 @@ const OPERATOR_KEYS = [
   'object',
   'updated',
 ]
-
-const uniq = (prefix: string) => `${prefix}-${randomBytes(5).toString('hex')}`
 
 function expectOperatorShape(op: Operator, livemode = false) {
   expect(Object.keys(op).sort()).toEqual(OPERATOR_KEYS)
@@ -63,31 +39,6 @@ describe('operators over HTTP', () => {
     t = await buildTestApp()
   })
   afterAll(() => t.close())
-
-  /** A key of an account of its own, so each test sees only its own operators and events. */
-  async function freshAccount(mode: 'test' | 'live' = 'test') {
-    const name = uniq('acct')
-    const key = await t.key({ account: name, mode })
-    return { key, name, api: t.client(key.secret) }
-  }
-
-  async function eventsOf(accountId: string) {
-    const rows = await t.db
-      .selectFrom('events')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .orderBy('id')
-      .execute()
-    return rows.map((row) => {
-      const envelope = JSON.parse(row.payload) as EventEnvelope
-      // The columns agree with the envelope they store.
-      expect(row.id).toBe(envelope.id)
-      expect(row.type).toBe(envelope.type)
-      expect(row.livemode).toBe(envelope.livemode ? 1 : 0)
-      expect(Number(row.created_at)).toBe(Date.parse(envelope.created))
-      return envelope
-    })
-  }
 
   function expectEnvelope(event: EventEnvelope, type: string, object: Operator) {
     expect(Object.keys(event).sort()).toEqual([
@@ -115,19 +66,9 @@ describe('operators over HTTP', () => {
     return res.body
   }
 
-  function expectError(res: ApiResponse, status: number, type: string, code?: string, param?: string) {
-    expect(res.status).toBe(status)
-    const error = errorOf(res)
-    expect(error.type).toBe(type)
-    if (code !== undefined) expect(error.code).toBe(code)
-    if (param !== undefined) expect(error.param).toBe(param)
-    expect(error.request_id).toMatch(/^req_/)
-    expect(error.request_id).toBe(res.headers['x-request-id'])
-  }
-
   describe('POST /v1/operators', () => {
     it('creates an active operator with every field and emits operator.created', async () => {
-      const { key, api } = await freshAccount()
+      const { key, api } = await freshAccount(t)
       const ident = uniq('W')
       const before = Date.now()
       const res = await api.post<Operator>('/v1/operators', {
@@ -145,7 +86,7 @@ describe('operators over HTTP', () => {
       expect(Date.parse(op.created)).toBeLessThanOrEqual(after)
       expect(res.headers['idempotent-replayed']).toBeUndefined()
 
-      const events = await eventsOf(key.account_id)
+      const events = await eventsOf(t, key.account_id)
       expect(events).toHaveLength(1)
       const [created] = events
       if (!created) throw new Error('no event')
@@ -154,7 +95,7 @@ describe('operators over HTTP', () => {
     })
 
     it('defaults name and employee_id to null', async () => {
-      const { api } = await freshAccount()
+      const { api } = await freshAccount(t)
       const op = await create(api, { ident: uniq('W') })
       expectOperatorShape(op)
       expect(op.name).toBeNull()
@@ -163,29 +104,29 @@ describe('operators over HTTP', () => {
     })
 
     it('sets livemode true for a live key', async () => {
-      const { key, api } = await freshAccount('live')
+      const { key, api } = await freshAccount(t, 'live')
       const op = await create(api, { ident: uniq('W') })
       expectOperatorShape(op, true)
-      const events = await eventsOf(key.account_id)
+      const events = await eventsOf(t, key.account_id)
       expect(events.map((e) => e.type)).toEqual(['operator.created'])
       expect(events[0]?.livemode).toBe(true)
     })
 
     it('refuses a missing ident with 422 missing_param and emits nothing', async () => {
-      const { key, api } = await freshAccount()
+      const { key, api } = await freshAccount(t)
       const res = await api.post('/v1/operators', { name: 'No Ident' })
       expectError(res, 422, 'validation_error', 'missing_param', 'ident')
-      expect(await eventsOf(key.account_id)).toEqual([])
+      expect(await eventsOf(t, key.account_id)).toEqual([])
     })
 
     it('refuses a duplicate ident with 409 duplicate_ident, param ident, and no event', async () => {
-      const { key, api } = await freshAccount()
+      const { key, api } = await freshAccount(t)
       const ident = uniq('W')
       const first = await create(api, { ident })
       const res = await api.post('/v1/operators', { ident, name: 'Other' })
       expectError(res, 409, 'conflict', 'duplicate_ident', 'ident')
 
-      const events = await eventsOf(key.account_id)
+      const events = await eventsOf(t, key.account_id)
       expect(events.map((e) => e.type)).toEqual(['operator.created'])
       expect(events[0]?.data.object).toEqual(first)
       const rows = await t.db
@@ -198,8 +139,8 @@ describe('operators over HTTP', () => {
 
     it('treats idents as unique per account and per mode, not globally', async () => {
       const ident = uniq('W')
-      const a = await freshAccount()
-      const b = await freshAccount()
+      const a = await freshAccount(t)
+      const b = await freshAccount(t)
       const aLive = t.client((await t.key({ account: a.name, mode: 'live' })).secret)
       const one = await create(a.api, { ident })
       const two = await create(b.api, { ident })
@@ -209,7 +150,7 @@ describe('operators over HTTP', () => {
     })
 
     it('gives exactly one 201 and nine 409 duplicate_ident to 10 concurrent creates of one ident', async () => {
-      const { key, api } = await freshAccount()
+      const { key, api } = await freshAccount(t)
       const ident = uniq('RACE')
       const responses = await Promise.all(
         Array.from({ length: 10 }, (_, i) => api.post<Operator>('/v1/operators', { ident, name: `n${i}` })),
@@ -228,7 +169,7 @@ describe('operators over HTTP', () => {
         .where('ident', '=', ident)
         .execute()
       expect(rows).toEqual([{ id: winner?.id, name: winner?.name }])
-      const events = await eventsOf(key.account_id)
+      const events = await eventsOf(t, key.account_id)
       expect(events.map((e) => e.type)).toEqual(['operator.created'])
       expect(events[0]?.data.object).toEqual(winner)
     })
@@ -236,7 +177,7 @@ describe('operators over HTTP', () => {
 
   describe('GET /v1/operators/{id}', () => {
     it('returns the operator exactly as created', async () => {
-      const { api } = await freshAccount()
+      const { api } = await freshAccount(t)
       const op = await create(api, { ident: uniq('W'), name: 'Grace', employee_id: 'E-9' })
       const res = await api.get<Operator>(`/v1/operators/${op.id}`)
       expect(res.status).toBe(200)
@@ -244,15 +185,15 @@ describe('operators over HTTP', () => {
     })
 
     it('answers 404 not_found for an unknown id', async () => {
-      const { api } = await freshAccount()
+      const { api } = await freshAccount(t)
       const res = await api.get('/v1/operators/op_01ZZZZZZZZZZZZZZZZZZZZZZZZ')
       expectError(res, 404, 'not_found')
     })
 
     it("answers 404 for another account's operator and for the other mode's", async () => {
-      const owner = await freshAccount()
+      const owner = await freshAccount(t)
       const op = await create(owner.api, { ident: uniq('W') })
-      const stranger = await freshAccount()
+      const stranger = await freshAccount(t)
       expectError(await stranger.api.get(`/v1/operators/${op.id}`), 404, 'not_found')
       const live = t.client((await t.key({ account: owner.name, mode: 'live' })).secret)
       expectError(await live.get(`/v1/operators/${op.id}`), 404, 'not_found')
@@ -265,7 +206,7 @@ describe('operators over HTTP', () => {
 
   describe('PATCH /v1/operators/{id}', () => {
     it('renames and emits operator.updated with previous_attributes', async () => {
-      const { key, api } = await freshAccount()
+      const { key, api } = await freshAccount(t)
       const op = await create(api, { ident: uniq('W'), name: 'Old', employee_id: 'E-1' })
       const res = await api.patch<Operator>(`/v1/operators/${op.id}`, { name: 'New' })
       expect(res.status).toBe(200)
@@ -274,7 +215,7 @@ describe('operators over HTTP', () => {
       expect(Date.parse(res.body.updated)).toBeGreaterThanOrEqual(Date.parse(op.updated))
       expect((await api.get(`/v1/operators/${op.id}`)).body).toEqual(res.body)
 
-      const events = await eventsOf(key.account_id)
+      const events = await eventsOf(t, key.account_id)
       expect(events.map((e) => e.type)).toEqual(['operator.created', 'operator.updated'])
       const updated = events[1]
       if (!updated) throw new Error('no event')
@@ -283,7 +224,7 @@ describe('operators over HTTP', () => {
     })
 
     it('relinks employee_id, then sets it and the name to null', async () => {
-      const { key, api } = await freshAccount()
+      const { key, api } = await freshAccount(t)
       const op = await create(api, { ident: uniq('W'), name: 'N', employee_id: 'E-1' })
       const relinked = await api.patch<Operator>(`/v1/operators/${op.id}`, { employee_id: 'E-2' })
       expect(relinked.status).toBe(200)
@@ -296,7 +237,7 @@ describe('operators over HTTP', () => {
       expect(cleared.body.name).toBeNull()
       expect((await api.get(`/v1/operators/${op.id}`)).body).toEqual(cleared.body)
 
-      const events = await eventsOf(key.account_id)
+      const events = await eventsOf(t, key.account_id)
       expect(events.map((e) => e.type)).toEqual(['operator.created', 'operator.updated', 'operator.updated'])
       const [, first, second] = events
       if (!first || !second) throw new Error('missing events')
@@ -307,7 +248,7 @@ describe('operators over HTTP', () => {
     })
 
     it('deactivates with is_active false (operator.deactivated) and reactivates with true (operator.updated)', async () => {
-      const { key, api } = await freshAccount()
+      const { key, api } = await freshAccount(t)
       const op = await create(api, { ident: uniq('W') })
       const off = await api.patch<Operator>(`/v1/operators/${op.id}`, { is_active: false })
       expect(off.status).toBe(200)
@@ -317,7 +258,7 @@ describe('operators over HTTP', () => {
       expect(on.body.is_active).toBe(true)
       expect((await api.get(`/v1/operators/${op.id}`)).body).toEqual(on.body)
 
-      const events = await eventsOf(key.account_id)
+      const events = await eventsOf(t, key.account_id)
       expect(events.map((e) => e.type)).toEqual([
         'operator.created',
         'operator.deactivated',
@@ -332,12 +273,12 @@ describe('operators over HTTP', () => {
     })
 
     it('emits both operator.updated and operator.deactivated for a rename that also deactivates', async () => {
-      const { key, api } = await freshAccount()
+      const { key, api } = await freshAccount(t)
       const op = await create(api, { ident: uniq('W'), name: 'A' })
       const res = await api.patch<Operator>(`/v1/operators/${op.id}`, { name: 'B', is_active: false })
       expect(res.status).toBe(200)
       expect(res.body).toMatchObject({ name: 'B', is_active: false })
-      const events = await eventsOf(key.account_id)
+      const events = await eventsOf(t, key.account_id)
       expect(events.map((e) => e.type).sort()).toEqual([
         'operator.created',
         'operator.deactivated',
@@ -350,7 +291,7 @@ describe('operators over HTTP', () => {
     })
 
     it('changes nothing and emits nothing for a no-op PATCH', async () => {
-      const { key, api } = await freshAccount()
+      const { key, api } = await freshAccount(t)
       const op = await create(api, { ident: uniq('W'), name: 'Same', employee_id: 'E' })
       for (const body of [{}, { name: 'Same' }, { employee_id: 'E', is_active: true }]) {
         const res = await api.patch<Operator>(`/v1/operators/${op.id}`, body)
@@ -358,20 +299,20 @@ describe('operators over HTTP', () => {
         expect(res.body).toEqual(op)
       }
       expect((await api.get(`/v1/operators/${op.id}`)).body).toEqual(op)
-      expect((await eventsOf(key.account_id)).map((e) => e.type)).toEqual(['operator.created'])
+      expect((await eventsOf(t, key.account_id)).map((e) => e.type)).toEqual(['operator.created'])
     })
 
     it('refuses ident (not patchable) with 422 unknown_param and changes nothing', async () => {
-      const { key, api } = await freshAccount()
+      const { key, api } = await freshAccount(t)
       const op = await create(api, { ident: uniq('W'), name: 'Keep' })
       const res = await api.patch(`/v1/operators/${op.id}`, { ident: 'other', name: 'Changed' })
       expectError(res, 422, 'validation_error', 'unknown_param', 'ident')
       expect((await api.get(`/v1/operators/${op.id}`)).body).toEqual(op)
-      expect((await eventsOf(key.account_id)).map((e) => e.type)).toEqual(['operator.created'])
+      expect((await eventsOf(t, key.account_id)).map((e) => e.type)).toEqual(['operator.created'])
     })
 
     it('refuses a wrongly typed field with 422 invalid_type', async () => {
-      const { api } = await freshAccount()
+      const { api } = await freshAccount(t)
       const op = await create(api, { ident: uniq('W') })
       expectError(
         await api.patch(`/v1/operators/${op.id}`, { is_active: 'false' }),
@@ -391,16 +332,16 @@ describe('operators over HTTP', () => {
     })
 
     it('answers 404 for an unknown id', async () => {
-      const { key, api } = await freshAccount()
+      const { key, api } = await freshAccount(t)
       const res = await api.patch('/v1/operators/op_01ZZZZZZZZZZZZZZZZZZZZZZZZ', { name: 'x' })
       expectError(res, 404, 'not_found')
-      expect(await eventsOf(key.account_id)).toEqual([])
+      expect(await eventsOf(t, key.account_id)).toEqual([])
     })
   })
 
   describe('DELETE /v1/operators/{id}', () => {
     it('soft-deletes: is_active false, still retrievable, operator.deactivated once', async () => {
-      const { key, api } = await freshAccount()
+      const { key, api } = await freshAccount(t)
       const op = await create(api, { ident: uniq('W'), name: 'Gone', employee_id: 'E-5' })
       const res = await api.delete<Operator>(`/v1/operators/${op.id}`)
       expect(res.status).toBe(200)
@@ -417,7 +358,7 @@ describe('operators over HTTP', () => {
       expect(again.status).toBe(200)
       expect(again.body).toEqual(res.body)
 
-      const events = await eventsOf(key.account_id)
+      const events = await eventsOf(t, key.account_id)
       expect(events.map((e) => e.type)).toEqual(['operator.created', 'operator.deactivated'])
       const deactivated = events[1]
       if (!deactivated) throw new Error('no event')
@@ -426,13 +367,13 @@ describe('operators over HTTP', () => {
     })
 
     it('can be undone by PATCH is_active true', async () => {
-      const { key, api } = await freshAccount()
+      const { key, api } = await freshAccount(t)
       const op = await create(api, { ident: uniq('W') })
       await api.delete(`/v1/operators/${op.id}`)
       const res = await api.patch<Operator>(`/v1/operators/${op.id}`, { is_active: true })
       expect(res.status).toBe(200)
       expect(res.body.is_active).toBe(true)
-      expect((await eventsOf(key.account_id)).map((e) => e.type)).toEqual([
+      expect((await eventsOf(t, key.account_id)).map((e) => e.type)).toEqual([
         'operator.created',
         'operator.deactivated',
         'operator.updated',
@@ -440,12 +381,12 @@ describe('operators over HTTP', () => {
     })
 
     it('answers 404 for an unknown id', async () => {
-      const { api } = await freshAccount()
+      const { api } = await freshAccount(t)
       expectError(await api.delete('/v1/operators/op_01ZZZZZZZZZZZZZZZZZZZZZZZZ'), 404, 'not_found')
     })
 
     it('keeps the ident taken: a new operator with the ident of a deactivated one is a duplicate', async () => {
-      const { api } = await freshAccount()
+      const { api } = await freshAccount(t)
       const ident = uniq('W')
       const op = await create(api, { ident })
       await api.delete(`/v1/operators/${op.id}`)
@@ -455,7 +396,7 @@ describe('operators over HTTP', () => {
 
   describe('GET /v1/operators', () => {
     it('lists newest first and filters by is_active, ident and employee_id', async () => {
-      const { api } = await freshAccount()
+      const { api } = await freshAccount(t)
       const a = await create(api, { ident: uniq('A'), employee_id: 'E-1' })
       const b = await create(api, { ident: uniq('B'), employee_id: 'E-2' })
       const c = await create(api, { ident: uniq('C'), employee_id: 'E-1' })
@@ -486,8 +427,8 @@ describe('operators over HTTP', () => {
     })
 
     it('lists only the caller account and mode', async () => {
-      const mine = await freshAccount()
-      const other = await freshAccount()
+      const mine = await freshAccount(t)
+      const other = await freshAccount(t)
       const op = await create(mine.api, { ident: uniq('W') })
       await create(other.api, { ident: uniq('W') })
       const res = await mine.api.get<List<Operator>>('/v1/operators')
@@ -495,7 +436,7 @@ describe('operators over HTTP', () => {
     })
 
     it('refuses an unknown query parameter and a non-boolean is_active with 422', async () => {
-      const { api } = await freshAccount()
+      const { api } = await freshAccount(t)
       expectError(
         await api.get('/v1/operators?colour=red'),
         422,

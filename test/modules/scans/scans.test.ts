@@ -2,8 +2,19 @@ import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { isUniqueViolation } from '../../../src/db/connection.js'
 import type { SessionRow } from '../../../src/modules/sessions/repository.js'
-import { type ApiClient, type ApiResponse, buildTestApp, errorOf, type TestApp } from '../../helpers/app.js'
+import { type ApiClient, type ApiResponse, buildTestApp, type TestApp } from '../../helpers/app.js'
+import {
+  type Device,
+  expectError,
+  ISO_MS,
+  type List,
+  type Operator,
+  type Session,
+  type SessionRevision,
+  uniq,
+} from '../../helpers/assertions.js'
 import { dialect } from '../../helpers/database.js'
+import { eventsOf } from '../../helpers/fixtures.js'
 
 interface Scan {
   object: 'scan'
@@ -20,63 +31,6 @@ interface Scan {
   created: string
 }
 
-interface Session {
-  object: 'session'
-  id: string
-  operator_id: string
-  operator_ident: string
-  device_id: string
-  location_id: string | null
-  check_in: { time: string }
-  check_out: { time: string } | null
-  break_minutes: number
-  notes: string | null
-  total_hours: number | null
-  is_flagged: boolean
-  flag_reason: string | null
-  source: 'api' | 'scan'
-  status: 'open' | 'completed'
-  livemode: boolean
-  created: string
-  updated: string
-}
-
-interface Revision {
-  object: 'session_revision'
-  id: string
-  session_id: string
-  action: string
-  key_id: string
-  before: Session | null
-  after: Session | null
-}
-
-interface List<T> {
-  object: 'list'
-  data: T[]
-  has_more: boolean
-  next_cursor: string | null
-}
-
-interface EventEnvelope {
-  id: string
-  type: string
-  livemode: boolean
-  data: { object: Record<string, unknown>; previous_attributes?: Record<string, unknown> }
-}
-
-interface Operator {
-  id: string
-  ident: string
-}
-
-interface Device {
-  id: string
-  code: string
-  location_id: string | null
-}
-
-const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const SCAN_KEYS = [
   'created',
   'device_id',
@@ -91,8 +45,6 @@ const SCAN_KEYS = [
   'session_id',
   'time',
 ]
-
-const uniq = (prefix: string) => `${prefix}-${randomBytes(5).toString('hex')}`
 
 /** The day every scenario happens on; `at('08:00')` is 08:00 UTC that day. */
 const DAY = '2026-03-02'
@@ -150,30 +102,14 @@ describe('scans over HTTP', () => {
     return res.body
   }
 
-  async function revisions(api: ApiClient, sessionId: string): Promise<Revision[]> {
-    const res = await api.get<List<Revision>>(`/v1/sessions/${sessionId}/revisions`)
+  async function revisions(api: ApiClient, sessionId: string): Promise<SessionRevision[]> {
+    const res = await api.get<List<SessionRevision>>(`/v1/sessions/${sessionId}/revisions`)
     expect(res.status).toBe(200)
     return res.body.data
   }
 
-  /** The account's events in the order they were written, after `afterId` when given. */
-  async function events(accountId: string, afterId = ''): Promise<EventEnvelope[]> {
-    const rows = await t.db
-      .selectFrom('events')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .where('id', '>', afterId)
-      .orderBy('id')
-      .execute()
-    return rows.map((row) => {
-      const envelope = JSON.parse(row.payload) as EventEnvelope
-      expect(row.type).toBe(envelope.type)
-      return envelope
-    })
-  }
-
   async function lastEventId(accountId: string): Promise<string> {
-    const all = await events(accountId)
+    const all = await eventsOf(t, accountId)
     return all[all.length - 1]?.id ?? ''
   }
 
@@ -191,14 +127,6 @@ describe('scans over HTTP', () => {
   async function scanCount(accountId: string): Promise<number> {
     const rows = await t.db.selectFrom('scans').select('id').where('account_id', '=', accountId).execute()
     return rows.length
-  }
-
-  function expectError(res: ApiResponse, status: number, type: string, code?: string, param?: string) {
-    expect(res.status, JSON.stringify(res.body)).toBe(status)
-    const error = errorOf(res)
-    expect(error.type).toBe(type)
-    if (code !== undefined) expect(error.code).toBe(code)
-    if (param !== undefined) expect(error.param).toBe(param)
   }
 
   describe('check-in and check-out', () => {
@@ -258,7 +186,7 @@ describe('scans over HTTP', () => {
       expect(revs[0]?.after).toEqual(open)
       expect(revs[0]?.key_id).toBe(w.key.id)
 
-      const evts = await events(w.accountId, mark)
+      const evts = await eventsOf(t, w.accountId, undefined, mark)
       expect(evts.map((e) => e.type)).toEqual(['scan.checked_in'])
       expect(evts[0]?.data.object).toEqual(s)
     })
@@ -300,7 +228,7 @@ describe('scans over HTTP', () => {
       expect(revs[0]?.before).toMatchObject({ status: 'open', check_out: null, total_hours: null })
       expect(revs[0]?.after).toEqual(done)
 
-      const evts = await events(w.accountId, mark)
+      const evts = await eventsOf(t, w.accountId, undefined, mark)
       expect(evts.map((e) => e.type)).toEqual(['scan.checked_in', 'scan.checked_out', 'session.completed'])
       expect(evts[1]?.data.object).toEqual(checkOut)
       expect(evts[2]?.data.object).toEqual(done)
@@ -376,7 +304,7 @@ describe('scans over HTTP', () => {
         direction: 'out',
       })
       expect(await sessionRows(w.accountId)).toEqual([])
-      const evts = await events(w.accountId, mark)
+      const evts = await eventsOf(t, w.accountId, undefined, mark)
       expect(evts.map((e) => e.type)).toEqual(['scan.flagged'])
       expect(evts[0]?.data.object).toEqual(s)
       // Stored, and retrievable like any scan.
@@ -399,7 +327,7 @@ describe('scans over HTTP', () => {
       expect(s).toMatchObject({ result: 'flagged', flag_reason: 'already_checked_in', session_id: null })
       expect(await session(w.api, before.id)).toEqual(before)
       expect((await revisions(w.api, before.id)).map((r) => r.action)).toEqual(['checked_in'])
-      expect((await events(w.accountId, mark)).map((e) => e.type)).toEqual(['scan.flagged'])
+      expect((await eventsOf(t, w.accountId, undefined, mark)).map((e) => e.type)).toEqual(['scan.flagged'])
       expect(await sessionRows(w.accountId)).toHaveLength(1)
     })
 
@@ -431,7 +359,7 @@ describe('scans over HTTP', () => {
 
       expect(await session(w.api, before.id)).toEqual(before)
       expect(await sessionRows(w.accountId, bob.id)).toEqual([])
-      expect((await events(w.accountId, mark)).map((e) => e.type)).toEqual([
+      expect((await eventsOf(t, w.accountId, undefined, mark)).map((e) => e.type)).toEqual([
         'scan.flagged',
         'scan.flagged',
         'scan.flagged',
@@ -460,7 +388,10 @@ describe('scans over HTTP', () => {
         expect(s).toMatchObject({ result: 'flagged', flag_reason: 'invalid_time_range', session_id: null })
       }
       expect(await session(w.api, before.id)).toEqual(before)
-      expect((await events(w.accountId, mark)).map((e) => e.type)).toEqual(['scan.flagged', 'scan.flagged'])
+      expect((await eventsOf(t, w.accountId, undefined, mark)).map((e) => e.type)).toEqual([
+        'scan.flagged',
+        'scan.flagged',
+      ])
 
       // The flagged scans do not stop a later, valid check-out.
       const out = await scan(w.api, { device_id: w.gateA.code, operator_id: alice.id, time: at('11:00') })
@@ -483,7 +414,7 @@ describe('scans over HTTP', () => {
       const dup = await scan(w.api, { device_id: w.gateB.code, operator_id: alice.id, time: at('08:00:59') })
       expect(dup).toMatchObject({ result: 'flagged', flag_reason: 'duplicate_scan', session_id: null })
       expect(await session(w.api, before.id)).toEqual(before)
-      expect((await events(w.accountId, mark)).map((e) => e.type)).toEqual(['scan.flagged'])
+      expect((await eventsOf(t, w.accountId, undefined, mark)).map((e) => e.type)).toEqual(['scan.flagged'])
 
       const ok = await scan(w.api, { device_id: w.gateA.code, operator_id: alice.id, time: at('08:01:00') })
       expect(ok).toMatchObject({ result: 'checked_out', flag_reason: null, session_id: before.id })
@@ -591,7 +522,7 @@ describe('scans over HTTP', () => {
         location_id: w.plantA.id,
       })
 
-      const evts = await events(w.accountId, mark)
+      const evts = await eventsOf(t, w.accountId, undefined, mark)
       expect(evts.map((e) => e.type)).toEqual(['session.flagged', 'scan.checked_in'])
       expect(evts[0]?.data.object).toEqual(closed)
       expect(evts[0]?.data.previous_attributes).toEqual({
@@ -638,7 +569,7 @@ describe('scans over HTTP', () => {
         check_out: null,
         flag_reason: 'max_shift_exceeded',
       })
-      const evts = await events(w.accountId, mark)
+      const evts = await eventsOf(t, w.accountId, undefined, mark)
       expect(evts.map((e) => e.type)).toEqual(['session.flagged', 'scan.flagged'])
       expect((await sessionRows(w.accountId, alice.id)).filter((r) => r.status === 'open')).toHaveLength(0)
     })
@@ -705,7 +636,7 @@ describe('scans over HTTP', () => {
       )
       expect(await scanCount(w.accountId)).toBe(0)
       expect(await sessionRows(w.accountId)).toEqual([])
-      expect(await events(w.accountId, mark)).toEqual([])
+      expect(await eventsOf(t, w.accountId, undefined, mark)).toEqual([])
     })
 
     it('a live key scanning a test device is cross_mode_reference; live scans are livemode', async () => {
@@ -884,7 +815,7 @@ describe('scans over HTTP', () => {
     expect(await hours(carol)).toEqual([4.48, 4.17])
     expect(await hours(dave)).toEqual([null, null])
 
-    const evts = await events(w.accountId, mark)
+    const evts = await eventsOf(t, w.accountId, undefined, mark)
     expect(evts.map((e) => e.type)).toEqual([
       'scan.checked_in', // alice in
       'scan.checked_in', // bob in
@@ -956,7 +887,7 @@ describe('scans over HTTP', () => {
       const rows = await sessionRows(w.accountId, alice.id)
       expect(rows).toHaveLength(1)
       expect(rows[0]?.status).toBe('open')
-      const types = (await events(w.accountId, mark)).map((e) => e.type)
+      const types = (await eventsOf(t, w.accountId, undefined, mark)).map((e) => e.type)
       expect(types.filter((x) => x === 'scan.checked_in')).toHaveLength(1)
       expect(types.filter((x) => x === 'scan.flagged')).toHaveLength(accepted.length - 1)
       expect(types).toHaveLength(accepted.length)

@@ -1,81 +1,25 @@
-import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type ApiClient, type ApiResponse, buildTestApp, errorOf, type TestApp } from '../../helpers/app.js'
-
-interface Session {
-  object: 'session'
-  id: string
-  operator_id: string
-  operator_ident: string
-  device_id: string
-  location_id: string | null
-  check_in: { time: string }
-  check_out: { time: string } | null
-  break_minutes: number
-  notes: string | null
-  total_hours: number | null
-  is_flagged: boolean
-  flag_reason: string | null
-  source: 'api' | 'scan'
-  status: 'open' | 'completed'
-  livemode: boolean
-  created: string
-  updated: string
-}
-
-interface Revision {
-  object: 'session_revision'
-  id: string
-  session_id: string
-  action: string
-  key_id: string
-  livemode: boolean
-  created: string
-  before: Session | null
-  after: Session | null
-}
-
-interface Operator {
-  id: string
-  ident: string
-}
-
-interface Device {
-  id: string
-  code: string
-  location_id: string | null
-}
-
-interface Location {
-  id: string
-  name: string
-}
+import { type ApiClient, type ApiResponse, buildTestApp, type TestApp } from '../../helpers/app.js'
+import {
+  type Device,
+  expectError,
+  ISO_MS,
+  type List,
+  type Location,
+  type Operator,
+  type Session,
+  type SessionRevision,
+  uniq,
+} from '../../helpers/assertions.js'
+import { eventsOf } from '../../helpers/fixtures.js'
 
 interface Scan {
   result: string
   session_id: string | null
 }
 
-interface List<T> {
-  object: 'list'
-  data: T[]
-  has_more: boolean
-  next_cursor: string | null
-}
-
-interface EventEnvelope {
-  object: string
-  id: string
-  type: string
-  api_version: string
-  livemode: boolean
-  created: string
-  data: { object: Record<string, unknown>; previous_attributes?: Record<string, unknown> }
-}
-
 type Body = Record<string, unknown>
 
-const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const SESSION_KEYS = [
   'break_minutes',
   'check_in',
@@ -101,8 +45,6 @@ const SETUP_EVENTS = ['location.created', 'device.created', 'operator.created']
 const CREATED = ['session.completed', 'session.flagged']
 const EDITED = ['session.updated', 'session.flagged']
 
-const uniq = (prefix: string) => `${prefix}-${randomBytes(5).toString('hex')}`
-
 function expectSessionShape(session: Session) {
   expect(Object.keys(session).sort()).toEqual(SESSION_KEYS)
   expect(session.object).toBe('session')
@@ -111,16 +53,6 @@ function expectSessionShape(session: Session) {
   if (session.check_out !== null) expect(session.check_out.time).toMatch(ISO_MS)
   expect(session.created).toMatch(ISO_MS)
   expect(session.updated).toMatch(ISO_MS)
-}
-
-function expectError(res: ApiResponse, status: number, type: string, code?: string, param?: string) {
-  expect(res.status).toBe(status)
-  const error = errorOf(res)
-  expect(error.type).toBe(type)
-  if (code !== undefined) expect(error.code).toBe(code)
-  if (param !== undefined) expect(error.param).toBe(param)
-  expect(error.request_id).toMatch(/^req_/)
-  expect(error.request_id).toBe(res.headers['x-request-id'])
 }
 
 describe('sessions over HTTP', () => {
@@ -175,26 +107,9 @@ describe('sessions over HTTP', () => {
     return res.body
   }
 
-  async function eventsOf(accountId: string, livemode?: boolean) {
-    const rows = await t.db
-      .selectFrom('events')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .$if(livemode !== undefined, (q) => q.where('livemode', '=', livemode ? 1 : 0))
-      .orderBy('id')
-      .execute()
-    return rows.map((row) => {
-      const envelope = JSON.parse(row.payload) as EventEnvelope
-      expect(row.id).toBe(envelope.id)
-      expect(row.type).toBe(envelope.type)
-      expect(row.livemode).toBe(envelope.livemode ? 1 : 0)
-      return envelope
-    })
-  }
-
   /** The events of the world's account and mode after its set-up (which is checked too). */
   async function newEvents(w: World) {
-    const events = await eventsOf(w.key.account_id, w.key.mode === 'live')
+    const events = await eventsOf(t, w.key.account_id, w.key.mode === 'live')
     expect(events.slice(0, SETUP_EVENTS.length).map((e) => e.type)).toEqual(SETUP_EVENTS)
     return events.slice(SETUP_EVENTS.length)
   }
@@ -212,7 +127,7 @@ describe('sessions over HTTP', () => {
   }
 
   async function revisionsOf(api: ApiClient, id: string, query = '') {
-    const res = await api.get<List<Revision>>(`/v1/sessions/${id}/revisions${query}`)
+    const res = await api.get<List<SessionRevision>>(`/v1/sessions/${id}/revisions${query}`)
     expect(res.status).toBe(200)
     return res.body
   }
@@ -330,7 +245,7 @@ describe('sessions over HTTP', () => {
       const events = await newEvents(w)
       expect(events.map((e) => e.type)).toEqual(CREATED)
       expect(events.every((e) => e.livemode)).toBe(true)
-      expect(await eventsOf(w.key.account_id, false)).toEqual([])
+      expect(await eventsOf(t, w.key.account_id, false)).toEqual([])
     })
 
     it('refuses fields the service sets (total_hours, is_flagged, source) with 422 unknown_param', async () => {

@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { verifyWebhook, WebhookVerificationError } from '../../../packages/client/src/webhooks.js'
 import { MAX_SCHEDULED_ATTEMPTS } from '../../../src/modules/webhooks/attempt.js'
 import { type ApiClient, buildTestApp, errorOf, type TestApp } from '../../helpers/app.js'
+import { ISO_MS, sleep, uniq } from '../../helpers/assertions.js'
+import { freshAccount } from '../../helpers/fixtures.js'
 import {
   type ReceivedRequest,
   type ReceiverResponse,
@@ -56,9 +58,6 @@ interface Envelope {
   data: { object: Record<string, unknown>; previous_attributes?: Record<string, unknown> }
 }
 
-const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
-const uniq = (prefix: string) => `${prefix}-${randomBytes(5).toString('hex')}`
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const envelopeOf = (request: ReceivedRequest) => JSON.parse(request.body) as Envelope
 const header = (request: ReceivedRequest, name: string) => {
   const value = request.headers[name]
@@ -110,11 +109,6 @@ describe('webhook delivery to a real receiver (inline worker)', () => {
     await t?.close()
     await receiver?.close()
   })
-
-  async function freshAccount(mode: 'test' | 'live' = 'test', account = uniq('acct')) {
-    const key = await t.key({ account, mode })
-    return { key, account, api: t.client(key.secret) }
-  }
 
   async function createEndpoint(
     api: ApiClient,
@@ -182,7 +176,7 @@ describe('webhook delivery to a real receiver (inline worker)', () => {
   }
 
   it('delivers each event only to endpoints whose enabled_events match it', async () => {
-    const { api } = await freshAccount()
+    const { api } = await freshAccount(t)
     const exact = await createEndpoint(api, ['operator.updated'])
     const resource = await createEndpoint(api, ['operator.*'])
     const all = await createEndpoint(api, ['*'])
@@ -223,7 +217,7 @@ describe('webhook delivery to a real receiver (inline worker)', () => {
   })
 
   it('signs and labels each POST; the body is exactly the event envelope', async () => {
-    const { api } = await freshAccount()
+    const { api } = await freshAccount(t)
     const { endpoint, secret, path } = await createEndpoint(api, ['operator.created'], {
       status: 200,
       body: 'thanks',
@@ -310,7 +304,7 @@ describe('webhook delivery to a real receiver (inline worker)', () => {
   })
 
   it('retries failures with the same X-Service-Id until a 2xx', async () => {
-    const { api } = await freshAccount()
+    const { api } = await freshAccount(t)
     const { path } = await createEndpoint(
       api,
       ['operator.created'],
@@ -338,7 +332,7 @@ describe('webhook delivery to a real receiver (inline worker)', () => {
   })
 
   it('a 410 stops the delivery after one request', async () => {
-    const { api } = await freshAccount()
+    const { api } = await freshAccount(t)
     const { path, endpoint } = await createEndpoint(api, ['operator.created'], { status: 410 })
     await createOperator(api)
     const [request] = await receiver.waitForRequests(path, 1)
@@ -354,7 +348,7 @@ describe('webhook delivery to a real receiver (inline worker)', () => {
 
   it(`gives up after exactly ${MAX_SCHEDULED_ATTEMPTS} attempts, backing off exponentially`, async () => {
     expect(MAX_SCHEDULED_ATTEMPTS).toBe(6)
-    const { api } = await freshAccount()
+    const { api } = await freshAccount(t)
     const { path, endpoint } = await createEndpoint(api, ['operator.created'], { status: 500 })
     await createOperator(api)
     const requests = await receiver.waitForRequests(path, 6, 15_000)
@@ -382,7 +376,7 @@ describe('webhook delivery to a real receiver (inline worker)', () => {
   })
 
   it('honours Retry-After on 429 and 503, capped at one hour × the backoff scale', async () => {
-    const { api } = await freshAccount()
+    const { api } = await freshAccount(t)
     const plain = await createEndpoint(api, ['operator.created'], [{ status: 429 }, { status: 200 }])
     const oneSecond = await createEndpoint(
       api,
@@ -421,7 +415,7 @@ describe('webhook delivery to a real receiver (inline worker)', () => {
   })
 
   it('counts a 3xx as a failure and never follows the redirect', async () => {
-    const { api } = await freshAccount()
+    const { api } = await freshAccount(t)
     const target = receiver.freshPath('moved')
     const { path } = await createEndpoint(
       api,
@@ -443,7 +437,7 @@ describe('webhook delivery to a real receiver (inline worker)', () => {
   })
 
   it('auto-disables after the threshold of exhausted deliveries; re-enabling resumes with new events only', async () => {
-    const { api } = await freshAccount()
+    const { api } = await freshAccount(t)
     // The endpoint's answer depends on the operator an event is about (its ident prefix).
     const byIdent = (request: ReceivedRequest): ReceiverResponse => {
       const ident = String(envelopeOf(request).data.object.ident ?? '')
@@ -522,7 +516,7 @@ describe('webhook delivery to a real receiver (inline worker)', () => {
   })
 
   it('needs the exhausted deliveries to be consecutive: a 2xx in between resets the count', async () => {
-    const { api } = await freshAccount()
+    const { api } = await freshAccount(t)
     const { endpoint, path } = await createEndpoint(api, ['operator.created'], (request) =>
       String(envelopeOf(request).data.object.ident).startsWith('gone-') ? { status: 410 } : { status: 200 },
     )
@@ -544,7 +538,7 @@ describe('webhook delivery to a real receiver (inline worker)', () => {
   })
 
   it('signs with both secrets during a rotation grace, new first, and with one after grace_hours 0', async () => {
-    const { api } = await freshAccount()
+    const { api } = await freshAccount(t)
     const { endpoint, secret: s0, path } = await createEndpoint(api, ['operator.created'])
     const rotate = async (body: Record<string, unknown>) => {
       const res = await api.post<Endpoint>(`/v1/webhook-endpoints/${endpoint.id}/rotate-secret`, body)
@@ -581,7 +575,7 @@ describe('webhook delivery to a real receiver (inline worker)', () => {
   })
 
   it('send-test reaches only that endpoint, signed like every delivery', async () => {
-    const { api } = await freshAccount()
+    const { api } = await freshAccount(t)
     const tested = await createEndpoint(api, ['*'])
     const other = await createEndpoint(api, ['*'])
     const res = await api.post<Delivery>(`/v1/webhook-endpoints/${tested.endpoint.id}/send-test`)
@@ -618,7 +612,7 @@ describe('webhook delivery to a real receiver (inline worker)', () => {
   })
 
   it('resend appends one attempt to the same delivery; failed resends never count towards auto-disable', async () => {
-    const { api } = await freshAccount()
+    const { api } = await freshAccount(t)
     let status = 410
     const { endpoint, path } = await createEndpoint(api, ['operator.created'], () => ({
       status,
@@ -689,10 +683,10 @@ describe('webhook delivery to a real receiver (inline worker)', () => {
     const accountA = uniq('acct')
     const accountB = uniq('acct')
     const contexts = [
-      await freshAccount('test', accountA),
-      await freshAccount('live', accountA),
-      await freshAccount('test', accountB),
-      await freshAccount('live', accountB),
+      await freshAccount(t, 'test', accountA),
+      await freshAccount(t, 'live', accountA),
+      await freshAccount(t, 'test', accountB),
+      await freshAccount(t, 'live', accountB),
     ]
     const endpoints = []
     for (const { api } of contexts) endpoints.push(await createEndpoint(api, ['*']))

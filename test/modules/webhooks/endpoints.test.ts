@@ -1,7 +1,8 @@
-import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { dispatchEvents } from '../../../src/modules/webhooks/worker.js'
 import { type ApiClient, buildTestApp, errorOf, type TestApp } from '../../helpers/app.js'
+import { ISO_MS, type List, uniq } from '../../helpers/assertions.js'
+import { freshAccount } from '../../helpers/fixtures.js'
 import { WebhookReceiver } from '../../helpers/webhook-receiver.js'
 
 interface Endpoint {
@@ -30,14 +31,6 @@ interface Delivery {
   livemode: boolean
 }
 
-interface List<T> {
-  object: 'list'
-  data: T[]
-  has_more: boolean
-  next_cursor: string | null
-}
-
-const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const ENDPOINT_KEYS = [
   'created',
   'description',
@@ -53,8 +46,6 @@ const ENDPOINT_KEYS = [
 const SECRET = /^whsec_[A-Za-z0-9_-]{32,}$/
 // A public IPv4 literal: accepted without DNS, never contacted (these suites run no worker).
 const PUBLIC_URL = 'https://93.184.216.34/hooks/attendance'
-
-const uniq = (prefix: string) => `${prefix}-${randomBytes(5).toString('hex')}`
 
 function expectEndpointShape(endpoint: Endpoint, livemode: boolean) {
   expect(Object.keys(endpoint).sort()).toEqual(ENDPOINT_KEYS)
@@ -73,12 +64,6 @@ describe('webhook endpoints over HTTP (private URLs refused)', () => {
   })
   afterAll(() => t.close())
 
-  async function freshAccount(mode: 'test' | 'live' = 'test') {
-    const name = uniq('acct')
-    const key = await t.key({ account: name, mode })
-    return { key, name, api: t.client(key.secret) }
-  }
-
   async function createEndpoint(api: ApiClient, body: Record<string, unknown> = {}) {
     const res = await api.post<Endpoint>('/v1/webhook-endpoints', {
       url: PUBLIC_URL,
@@ -90,7 +75,7 @@ describe('webhook endpoints over HTTP (private URLs refused)', () => {
   }
 
   it('creates an endpoint and shows its signing secret in the create answer only', async () => {
-    const { api } = await freshAccount()
+    const { api } = await freshAccount(t)
     const res = await api.post<Endpoint>('/v1/webhook-endpoints', {
       url: PUBLIC_URL,
       enabled_events: ['operator.created', 'session.*'],
@@ -130,14 +115,14 @@ describe('webhook endpoints over HTTP (private URLs refused)', () => {
   })
 
   it('a live key creates live endpoints', async () => {
-    const { api } = await freshAccount('live')
+    const { api } = await freshAccount(t, 'live')
     const endpoint = await createEndpoint(api)
     expect(endpoint.livemode).toBe(true)
     expect(endpoint.secret).toMatch(SECRET)
   })
 
   it('PATCH changes url, enabled_events and description; an empty PATCH changes nothing', async () => {
-    const { api } = await freshAccount()
+    const { api } = await freshAccount(t)
     const endpoint = await createEndpoint(api, { enabled_events: ['operator.*'], description: 'a' })
     const res = await api.patch<Endpoint>(`/v1/webhook-endpoints/${endpoint.id}`, {
       url: 'https://93.184.216.35/other',
@@ -161,7 +146,7 @@ describe('webhook endpoints over HTTP (private URLs refused)', () => {
   })
 
   it('lists newest first with a cursor', async () => {
-    const { api } = await freshAccount()
+    const { api } = await freshAccount(t)
     const created: string[] = []
     for (let i = 0; i < 5; i++) created.push((await createEndpoint(api)).id)
     const seen: string[] = []
@@ -179,7 +164,7 @@ describe('webhook endpoints over HTTP (private URLs refused)', () => {
   })
 
   it('DELETE answers the deleted marker; the endpoint is gone afterwards', async () => {
-    const { api } = await freshAccount()
+    const { api } = await freshAccount(t)
     const endpoint = await createEndpoint(api)
     const res = await api.delete(`/v1/webhook-endpoints/${endpoint.id}`)
     expect(res.status).toBe(200)
@@ -192,7 +177,7 @@ describe('webhook endpoints over HTTP (private URLs refused)', () => {
   })
 
   it('unknown ids answer 404 on every endpoint route', async () => {
-    const { api } = await freshAccount()
+    const { api } = await freshAccount(t)
     const id = 'we_01JAAAAAAAAAAAAAAAAAAAAAAA'
     for (const res of [
       await api.get(`/v1/webhook-endpoints/${id}`),
@@ -208,7 +193,7 @@ describe('webhook endpoints over HTTP (private URLs refused)', () => {
 
   describe('enabled_events validation', () => {
     it('accepts exact types, <resource>.* of every resource and *', async () => {
-      const { api } = await freshAccount()
+      const { api } = await freshAccount(t)
       const patterns = [
         'session.completed',
         'scan.flagged',
@@ -240,7 +225,7 @@ describe('webhook endpoints over HTTP (private URLs refused)', () => {
     ]
     for (const [label, enabledEvents, index] of bad) {
       it(`refuses ${label} with invalid_event_type naming the entry`, async () => {
-        const { api } = await freshAccount()
+        const { api } = await freshAccount(t)
         const res = await api.post('/v1/webhook-endpoints', {
           url: PUBLIC_URL,
           enabled_events: enabledEvents,
@@ -267,7 +252,7 @@ describe('webhook endpoints over HTTP (private URLs refused)', () => {
     }
 
     it('refuses an empty list, a missing list and a non-array', async () => {
-      const { api } = await freshAccount()
+      const { api } = await freshAccount(t)
       const empty = await api.post('/v1/webhook-endpoints', { url: PUBLIC_URL, enabled_events: [] })
       expect(empty.status).toBe(422)
       expect(errorOf(empty)).toMatchObject({ type: 'validation_error', param: 'enabled_events' })
@@ -306,7 +291,7 @@ describe('webhook endpoints over HTTP (private URLs refused)', () => {
     ]
     for (const [label, url] of refused) {
       it(`refuses ${label} on create and on PATCH (${url})`, async () => {
-        const { api } = await freshAccount()
+        const { api } = await freshAccount(t)
         const res = await api.post('/v1/webhook-endpoints', { url, enabled_events: ['*'] })
         expect(res.status).toBe(422)
         expect(errorOf(res)).toMatchObject({ type: 'validation_error', code: 'invalid_url', param: 'url' })
@@ -321,7 +306,7 @@ describe('webhook endpoints over HTTP (private URLs refused)', () => {
     }
 
     it('accepts an https URL of a public address', async () => {
-      const { api } = await freshAccount()
+      const { api } = await freshAccount(t)
       const endpoint = await createEndpoint(api, { url: 'https://93.184.216.34:8443/a/b?c=d' })
       expect(endpoint.url).toBe('https://93.184.216.34:8443/a/b?c=d')
     })
@@ -329,7 +314,7 @@ describe('webhook endpoints over HTTP (private URLs refused)', () => {
 
   describe('rotate-secret', () => {
     it('returns a new secret once; the previous one stays valid for 24 hours by default', async () => {
-      const { api } = await freshAccount()
+      const { api } = await freshAccount(t)
       const endpoint = await createEndpoint(api)
       const before = Date.now()
       const res = await api.post<Endpoint>(`/v1/webhook-endpoints/${endpoint.id}/rotate-secret`, {})
@@ -360,7 +345,7 @@ describe('webhook endpoints over HTTP (private URLs refused)', () => {
     })
 
     it('takes no body at all as the default too', async () => {
-      const { api } = await freshAccount()
+      const { api } = await freshAccount(t)
       const endpoint = await createEndpoint(api)
       const res = await api.post<Endpoint>(`/v1/webhook-endpoints/${endpoint.id}/rotate-secret`)
       expect(res.status).toBe(200)
@@ -368,7 +353,7 @@ describe('webhook endpoints over HTTP (private URLs refused)', () => {
     })
 
     it('accepts grace_hours 0 (previous secret dropped) and 168', async () => {
-      const { api } = await freshAccount()
+      const { api } = await freshAccount(t)
       const endpoint = await createEndpoint(api)
       const zero = await api.post<Endpoint>(`/v1/webhook-endpoints/${endpoint.id}/rotate-secret`, {
         grace_hours: 0,
@@ -398,7 +383,7 @@ describe('webhook endpoints over HTTP (private URLs refused)', () => {
 
     for (const grace of [-1, 169, 'soon']) {
       it(`refuses grace_hours ${JSON.stringify(grace)} and keeps the secret`, async () => {
-        const { api } = await freshAccount()
+        const { api } = await freshAccount(t)
         const endpoint = await createEndpoint(api)
         const res = await api.post(`/v1/webhook-endpoints/${endpoint.id}/rotate-secret`, {
           grace_hours: grace,
@@ -422,7 +407,7 @@ describe('webhook endpoints over HTTP (private URLs refused)', () => {
     }
 
     it('PATCH status disabled marks it manual and fails its pending deliveries; enabled clears it', async () => {
-      const { api } = await freshAccount()
+      const { api } = await freshAccount(t)
       const endpoint = await createEndpoint(api, { enabled_events: ['operator.created'] })
       const other = await createEndpoint(api, { enabled_events: ['operator.created'] })
       expect((await api.post('/v1/operators', { ident: uniq('op') })).status).toBe(201)
@@ -471,7 +456,7 @@ describe('webhook endpoints over HTTP (private URLs refused)', () => {
     })
 
     it('refuses an unknown status value', async () => {
-      const { api } = await freshAccount()
+      const { api } = await freshAccount(t)
       const endpoint = await createEndpoint(api)
       const res = await api.patch(`/v1/webhook-endpoints/${endpoint.id}`, { status: 'paused' })
       expect(res.status).toBe(422)
@@ -479,7 +464,7 @@ describe('webhook endpoints over HTTP (private URLs refused)', () => {
     })
 
     it('send-test answers 201 with a pending delivery of webhook_endpoint.test to that endpoint', async () => {
-      const { api } = await freshAccount()
+      const { api } = await freshAccount(t)
       const endpoint = await createEndpoint(api)
       const other = await createEndpoint(api)
       const res = await api.post<Delivery>(`/v1/webhook-endpoints/${endpoint.id}/send-test`)
@@ -502,7 +487,7 @@ describe('webhook endpoints over HTTP (private URLs refused)', () => {
     })
 
     it('DELETE stops the pending deliveries of the endpoint', async () => {
-      const { api } = await freshAccount()
+      const { api } = await freshAccount(t)
       const endpoint = await createEndpoint(api)
       const test = await api.post<Delivery>(`/v1/webhook-endpoints/${endpoint.id}/send-test`)
       expect(test.status).toBe(201)
@@ -557,7 +542,7 @@ describe('webhook endpoints over HTTP (private URLs refused)', () => {
       const name = uniq('acct')
       const testApi = t.client((await t.key({ account: name, mode: 'test' })).secret)
       const liveApi = t.client((await t.key({ account: name, mode: 'live' })).secret)
-      const otherApi = (await freshAccount()).api
+      const otherApi = (await freshAccount(t)).api
       const testEndpoint = await createEndpoint(testApi)
       const liveEndpoint = await createEndpoint(liveApi)
       expect(liveEndpoint.livemode).toBe(true)

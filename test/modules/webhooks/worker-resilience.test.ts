@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { type Db, openDatabase } from '../../../src/db/connection.js'
 import { WebhookWorker } from '../../../src/modules/webhooks/worker.js'
 import { type ApiClient, buildTestApp, type TestApp } from '../../helpers/app.js'
+import { sleep } from '../../helpers/assertions.js'
 import { createTestDatabase, dialect, type TestDatabase } from '../../helpers/database.js'
 import { type Child, killAll, spawnChild } from '../../helpers/process.js'
 
@@ -67,8 +68,6 @@ async function waitFor(probe: () => Promise<boolean> | boolean, what: string, ti
     await new Promise((resolve) => setTimeout(resolve, 25))
   }
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 async function deliveryRows(db: Db) {
   return db

@@ -1,0 +1,45 @@
+import { expect } from 'vitest'
+import type { TestApp } from './app.js'
+import { type EventEnvelope, uniq } from './assertions.js'
+
+/**
+ * A key of an account of its own, so each test sees only its own objects and events. The
+ * account's name is returned as both `name` and `account`.
+ */
+export async function freshAccount(t: TestApp, mode: 'test' | 'live' = 'test', account = uniq('acct')) {
+  const key = await t.key({ account, mode })
+  return { key, name: account, account, api: t.client(key.secret) }
+}
+
+/**
+ * Every event of an account (both modes unless one is named; only those after `afterId` when
+ * given), oldest first. The stored columns must agree with the envelope they store.
+ */
+export async function eventsOf(
+  t: TestApp,
+  accountId: string,
+  livemode?: boolean,
+  afterId?: string,
+): Promise<EventEnvelope[]> {
+  const rows = await t.db
+    .selectFrom('events')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .$if(livemode !== undefined, (q) => q.where('livemode', '=', livemode ? 1 : 0))
+    .$if(afterId !== undefined, (q) => q.where('id', '>', afterId ?? ''))
+    .orderBy('id')
+    .execute()
+  return rows.map((row) => {
+    const envelope = JSON.parse(row.payload) as EventEnvelope
+    expect(row.id).toBe(envelope.id)
+    expect(row.type).toBe(envelope.type)
+    expect(row.livemode).toBe(envelope.livemode ? 1 : 0)
+    expect(Number(row.created_at)).toBe(Date.parse(envelope.created))
+    return envelope
+  })
+}
+
+/** The types of `eventsOf`, oldest first. */
+export async function eventTypes(t: TestApp, accountId: string, livemode?: boolean) {
+  return (await eventsOf(t, accountId, livemode)).map((e) => e.type)
+}
