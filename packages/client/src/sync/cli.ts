@@ -270,7 +270,8 @@ function isEntryPoint(): boolean {
   }
 }
 
-if (isEntryPoint()) {
+/** Runs the command in this process: signals, exit code. The `attendance-sync` bin calls this. */
+export function run(): void {
   const controller = new AbortController()
   const stop = () => {
     if (controller.signal.aborted) process.exit(EXIT.interrupted)
@@ -296,3 +297,5 @@ if (isEntryPoint()) {
     },
   )
 }
+
+if (isEntryPoint()) run()
