@@ -7,18 +7,15 @@
  * (nothing is written to disk but the output file), with object keys sorted at every level and the text
  * formatted by the repository's Biome settings, so the same code always gives the same bytes.
  */
-import { execFileSync } from 'node:child_process'
-import { mkdirSync, realpathSync, writeFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { openDatabase } from '../src/db/connection.js'
 import { migrateToLatest } from '../src/db/migrate.js'
+import { formatWithBiome, REPO_ROOT, runIfEntryPoint } from './script-tools.js'
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
-export const OPENAPI_PATH = path.join(ROOT, 'packages', 'client', 'openapi.json')
+export const OPENAPI_PATH = path.join(REPO_ROOT, 'packages', 'client', 'openapi.json')
 
 /** The document exactly as the API serves it. */
 export async function fetchOpenApiDocument(): Promise<unknown> {
@@ -57,16 +54,6 @@ export async function renderOpenApiDocument(): Promise<string> {
   return formatWithBiome(`${JSON.stringify(sortKeys(document), null, 2)}\n`, OPENAPI_PATH)
 }
 
-/** Formats `text` as Biome would format the file at `filePath` (the repository's biome.json applies). */
-export function formatWithBiome(text: string, filePath: string): string {
-  const biome = createRequire(import.meta.url).resolve('@biomejs/biome/bin/biome')
-  return execFileSync(
-    process.execPath,
-    [biome, 'format', `--stdin-file-path=${path.relative(ROOT, filePath)}`],
-    { cwd: ROOT, input: text, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
-  )
-}
-
 export async function main(): Promise<void> {
   const text = await renderOpenApiDocument()
   mkdirSync(path.dirname(OPENAPI_PATH), { recursive: true })
@@ -74,19 +61,4 @@ export async function main(): Promise<void> {
   console.log(`Wrote ${path.relative(process.cwd(), OPENAPI_PATH)}`)
 }
 
-function isEntryPoint(): boolean {
-  const script = process.argv[1]
-  if (!script) return false
-  try {
-    return realpathSync(script) === fileURLToPath(import.meta.url)
-  } catch {
-    return false
-  }
-}
-
-if (isEntryPoint()) {
-  main().catch((error: unknown) => {
-    console.error(error)
-    process.exit(1)
-  })
-}
+runIfEntryPoint(import.meta.url, main)

@@ -3,12 +3,11 @@
  * `npm run openapi:generate` at the repository root (which first refreshes `openapi.json` from the
  * service); `test/client/generated.test.ts` fails when the committed file differs from what this produces.
  */
-import { execFileSync } from 'node:child_process'
-import { mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript'
+import { formatWithBiome, runIfEntryPoint } from '../../../scripts/script-tools.js'
 
 const PACKAGE_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 export const OPENAPI_PATH = path.join(PACKAGE_ROOT, 'openapi.json')
@@ -32,23 +31,6 @@ export async function generateTypes(documentJson: string): Promise<string> {
   return formatWithBiome(`${HEADER}${astToString(ast)}`, SCHEMA_PATH)
 }
 
-/** Formats `text` as Biome would format the file at `filePath` (the repository's biome.json applies). */
-function formatWithBiome(text: string, filePath: string): string {
-  const biome = createRequire(import.meta.url).resolve('@biomejs/biome/bin/biome')
-  // Biome finds the repository's configuration from its working directory.
-  const cwd = path.resolve(PACKAGE_ROOT, '..', '..')
-  return execFileSync(
-    process.execPath,
-    [biome, 'format', `--stdin-file-path=${path.relative(cwd, filePath)}`],
-    {
-      cwd,
-      input: text,
-      encoding: 'utf8',
-      maxBuffer: 64 * 1024 * 1024,
-    },
-  )
-}
-
 export async function main(): Promise<void> {
   const text = await generateTypes(readFileSync(OPENAPI_PATH, 'utf8'))
   mkdirSync(path.dirname(SCHEMA_PATH), { recursive: true })
@@ -56,19 +38,4 @@ export async function main(): Promise<void> {
   console.log(`Wrote ${path.relative(process.cwd(), SCHEMA_PATH)}`)
 }
 
-function isEntryPoint(): boolean {
-  const script = process.argv[1]
-  if (!script) return false
-  try {
-    return realpathSync(script) === fileURLToPath(import.meta.url)
-  } catch {
-    return false
-  }
-}
-
-if (isEntryPoint()) {
-  main().catch((error: unknown) => {
-    console.error(error)
-    process.exit(1)
-  })
-}
+runIfEntryPoint(import.meta.url, main)
