@@ -2,6 +2,7 @@ import type { Trx } from '../../db/connection.js'
 import { isUniqueViolation } from '../../db/connection.js'
 import type { AuthContext } from '../../http/auth.js'
 import { errors } from '../../http/errors.js'
+import { changedFields, previousAttributes } from '../../lib/changes.js'
 import { newId } from '../../lib/ids.js'
 import { recordEvent } from '../events/outbox.js'
 import {
@@ -56,21 +57,17 @@ export async function updateOperator(
   if (!current) throw errors.notFound('operator', id)
   const before = toOperator(current)
 
-  const changes: Partial<Pick<OperatorRow, 'name' | 'employee_id' | 'is_active'>> = {}
-  if (input.name !== undefined && input.name !== current.name) changes.name = input.name
-  if (input.employee_id !== undefined && input.employee_id !== current.employee_id) {
-    changes.employee_id = input.employee_id
-  }
-  const active = input.is_active === undefined ? undefined : input.is_active ? 1 : 0
-  if (active !== undefined && active !== current.is_active) changes.is_active = active
+  const changes = changedFields(current, {
+    name: input.name,
+    employee_id: input.employee_id,
+    is_active: input.is_active === undefined ? undefined : input.is_active ? 1 : 0,
+  })
   if (Object.keys(changes).length === 0) return before
 
   const updated: OperatorRow = { ...current, ...changes, updated_at: Date.now() }
   await updateOperatorRow(trx, id, { ...changes, updated_at: updated.updated_at })
   const operator = toOperator(updated)
-  const previous = Object.fromEntries(
-    (Object.keys(changes) as Array<keyof typeof changes>).map((k) => [k, before[k]]),
-  )
+  const previous = previousAttributes(before, Object.keys(changes))
   const { is_active: activeChange, ...attributeChanges } = changes
   // A deactivation is its own event; a rename, relink or reactivation is an update. A PATCH that
   // does both emits both, so a listener of either never misses its change.
