@@ -15,7 +15,8 @@
  *   BENCH_RATE         events per second to offer (paced); default 0 = as fast as the API takes them
  *   BENCH_POSTGRES_URL default TEST_POSTGRES_URL or postgres://root@127.0.0.1:5432/test; each
  *                      PostgreSQL scenario runs in a schema of its own, dropped afterwards
- *   BENCH_BATCH_SIZE / BENCH_POLL_MS  override the worker's batchSize / pollMs (inline scenarios only)
+ *   BENCH_IN_FLIGHT / BENCH_PER_ENDPOINT / BENCH_POLL_MS  override the worker's maxInFlight /
+ *                      maxPerEndpoint / pollMs (inline scenarios only)
  *   BENCH_KEEP=1       keep the SQLite file / PostgreSQL schemas
  *   BENCH_TIMELINE=1   print, per second of the run, events created, deliveries received and
  *                      their median latency
@@ -51,7 +52,8 @@ const ENDPOINTS = intEnv('BENCH_ENDPOINTS', 10)
 const CONCURRENCY = intEnv('BENCH_CONCURRENCY', 4)
 const RATE = intEnv('BENCH_RATE', 0)
 const WORKERS = intEnv('BENCH_WORKERS', 2)
-const BATCH_SIZE = optionalIntEnv('BENCH_BATCH_SIZE')
+const IN_FLIGHT = optionalIntEnv('BENCH_IN_FLIGHT')
+const PER_ENDPOINT = optionalIntEnv('BENCH_PER_ENDPOINT')
 const POLL_MS = optionalIntEnv('BENCH_POLL_MS')
 const POSTGRES_URL =
   process.env.BENCH_POSTGRES_URL ?? process.env.TEST_POSTGRES_URL ?? 'postgres://root@127.0.0.1:5432/test'
@@ -312,7 +314,7 @@ async function runScenario(scenario: string): Promise<Result> {
     const { db } = openDatabase(target.url)
     await migrateToLatest(db)
     const key = await createKey(db, { account: 'bench', mode: 'test' })
-    if (!separate && (BATCH_SIZE !== undefined || POLL_MS !== undefined)) {
+    if (!separate && [IN_FLIGHT, PER_ENDPOINT, POLL_MS].some((v) => v !== undefined)) {
       // The inline worker with other settings: app.ts builds it from the config, so build one here
       // the same way and run the app at WORKER=off.
       config.worker = 'off'
@@ -327,7 +329,8 @@ async function runScenario(scenario: string): Promise<Result> {
           backoffScale: config.webhookBackoffScale,
           disableThreshold: config.webhookDisableThreshold,
           allowPrivateUrls: true,
-          batchSize: BATCH_SIZE,
+          maxInFlight: IN_FLIGHT,
+          maxPerEndpoint: PER_ENDPOINT,
           pollMs: POLL_MS,
         },
         { info: () => {}, error: (obj) => log(`worker error: ${JSON.stringify(obj)}`) },

@@ -19,6 +19,8 @@ export interface ReceiverResponse {
   body?: string
   /** Waits this long before answering (for timeouts). */
   delayMs?: number
+  /** Answers only once this settles (a receiver that hangs until the test lets it go). */
+  heldUntil?: Promise<unknown>
 }
 
 /**
@@ -144,6 +146,15 @@ export class WebhookReceiver {
     else if (typeof responder === 'function') answer = responder(received, index)
     else if (Array.isArray(responder)) answer = responder[Math.min(index, responder.length - 1)] ?? {}
     else answer = responder
+    if (answer.heldUntil) {
+      const { heldUntil, ...rest } = answer
+      void heldUntil.finally(() => this.answer(res, rest))
+      return
+    }
+    this.answer(res, answer)
+  }
+
+  private answer(res: ServerResponse, answer: ReceiverResponse): void {
     const send = () => {
       if (res.destroyed) return
       res.writeHead(answer.status ?? 200, { 'content-type': 'text/plain', ...answer.headers })

@@ -166,27 +166,73 @@ export async function attemptsOf(db: Executor, deliveryIds: string[]): Promise<M
   return byDelivery
 }
 
+export interface ClaimRequest {
+  now: number
+  /** Deliveries to lease at most. */
+  limit: number
+  /** Deliveries of any one endpoint to lease at most. */
+  perEndpoint: number
+  /** Endpoints to leave alone: this worker already has enough of theirs in hand. */
+  skipEndpoints: string[]
+  leaseMs: number
+}
+
+/** How many due rows a claim looks at per delivery it may lease, so capped endpoints leave room. */
+const CLAIM_SCAN_FACTOR = 4
+
 /**
- * Leases up to `limit` due pending deliveries for this worker. On PostgreSQL `FOR UPDATE SKIP
- * LOCKED` lets several workers claim disjoint batches without waiting on each other; a lease that
- * runs out (the worker died mid-attempt) makes the delivery claimable again, so nothing is stranded.
+ * Leases the most overdue pending deliveries for this worker: at most `limit`, at most
+ * `perEndpoint` of any one endpoint, none of `skipEndpoints`. On PostgreSQL `FOR UPDATE SKIP
+ * LOCKED` lets several workers claim disjoint sets without waiting on each other; a lease that runs
+ * out (the worker died mid-attempt) makes the delivery claimable again, so nothing is stranded.
  */
-export async function claimDueDeliveries(db: Db, now: number, limit: number, leaseMs: number) {
-  // One statement, so atomic on its own: no BEGIN/COMMIT round trips around it.
+export async function claimDueDeliveries(db: Db, claim: ClaimRequest) {
+  const { now } = claim
   const due = db
     .selectFrom('webhook_deliveries')
-    .select('id')
+    .select(['id', 'endpoint_id', 'next_attempt_at'])
     .where('status', '=', 'pending')
     .where('next_attempt_at', '<=', now)
     .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
+    .$if(claim.skipEndpoints.length > 0, (q) => q.where('endpoint_id', 'not in', claim.skipEndpoints))
     .orderBy('next_attempt_at')
-    .limit(limit)
+    .limit(claim.limit * CLAIM_SCAN_FACTOR)
     .$if(supportsRowLocks(db), (q) => q.forUpdate().skipLocked())
+  const ranked = db.selectFrom(due.as('due')).select((eb) => [
+    'id',
+    'next_attempt_at',
+    eb.fn
+      .agg<number>('row_number')
+      .over((ob) => ob.partitionBy('endpoint_id').orderBy('next_attempt_at'))
+      .as('endpoint_rank'),
+  ])
+  const chosen = db
+    .selectFrom(ranked.as('ranked'))
+    .select('id')
+    .where('endpoint_rank', '<=', claim.perEndpoint)
+    .orderBy('next_attempt_at')
+    .limit(claim.limit)
+  // One statement, so atomic on its own: no BEGIN/COMMIT round trips around it.
   return db
     .updateTable('webhook_deliveries')
-    .set({ locked_until: now + leaseMs })
-    .where('id', 'in', due)
+    .set({ locked_until: now + claim.leaseMs })
+    .where('id', 'in', chosen)
     .returningAll()
+    .execute()
+}
+
+/**
+ * Gives deliveries claimed but never attempted back to any worker (this one is stopping). Only
+ * rows still under the given lease: one that ran out may already be another worker's.
+ */
+export async function releaseDeliveries(db: Db, ids: string[], leasedUntil: number) {
+  if (ids.length === 0) return
+  await db
+    .updateTable('webhook_deliveries')
+    .set({ locked_until: null })
+    .where('id', 'in', ids)
+    .where('locked_until', '=', leasedUntil)
+    .where('status', '=', 'pending')
     .execute()
 }
 

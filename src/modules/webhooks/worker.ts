@@ -1,6 +1,7 @@
 import type { Agent } from 'undici'
 import type { Db, Trx } from '../../db/connection.js'
 import { supportsRowLocks } from '../../db/connection.js'
+import { groupBy } from '../../lib/group.js'
 import { newId } from '../../lib/ids.js'
 import {
   type AttemptOutcome,
@@ -23,6 +24,7 @@ import {
   insertDeliveries,
   lockEndpoint,
   markDeliveriesSucceeded,
+  releaseDeliveries,
   resetConsecutiveFailures,
   updateDeliveryRow,
   updateEndpointRow,
@@ -37,10 +39,12 @@ export interface WorkerOptions {
   backoffScale: number
   disableThreshold: number
   allowPrivateUrls: boolean
-  /** Idle wait between polls when there was nothing to do. */
+  /** Idle wait between polls when there was nothing to claim. */
   pollMs?: number
-  /** Deliveries claimed and sent concurrently per round (default DEFAULT_BATCH_SIZE). */
-  batchSize?: number
+  /** Deliveries in hand at once (being attempted, or claimed and waiting for their endpoint). */
+  maxInFlight?: number
+  /** Attempts to one endpoint in flight at once. */
+  maxPerEndpoint?: number
 }
 
 interface Logger {
@@ -50,11 +54,15 @@ interface Logger {
 
 const DISPATCH_BATCH = 500
 /**
- * 128 rather than 64: each round pays a fixed cost (dispatch, claim, two look-ups, a commit or two),
- * and halving the rounds raised a lone worker's drain rate by about a third on PostgreSQL
- * (docs/performance.md, "Webhook delivery"). A round still waits for its slowest attempt.
+ * Enough attempts in flight that the round trips to the database (claims, records) overlap with
+ * the receivers' answers; a claim is made whenever half of them have finished.
  */
-export const DEFAULT_BATCH_SIZE = 128
+export const DEFAULT_MAX_IN_FLIGHT = 128
+/**
+ * One endpoint gets at most this many concurrent requests, so a slow or hanging receiver holds
+ * 16 slots, not the whole worker, and no receiver is flooded.
+ */
+export const DEFAULT_MAX_PER_ENDPOINT = 16
 /** Attempts written in one group-commit transaction at most. */
 const MAX_RECORD_GROUP = 500
 
@@ -64,17 +72,49 @@ interface Finished {
   outcome: AttemptOutcome
 }
 
+interface Job {
+  delivery: DeliveryRow
+  endpoint: EndpointRow | undefined
+  payload: string | undefined
+}
+
+/** One endpoint's deliveries in this worker's hands. */
+interface Lane {
+  active: number
+  waiting: Job[]
+}
+
+/** What the loop does after a fill: claim again at once, wait for room, or poll later. */
+type NextStep = 'again' | 'room' | 'idle'
+
 /**
  * Turns new events into deliveries and sends due deliveries, until stopped. Runs inside the API
  * process (WORKER=inline) or alone (`cli worker`); any number may run against one PostgreSQL
  * database. Delivery is at-least-once: state lives only in the database, claims are leases, and an
  * attempt is recorded after it is sent, so a crash between the two re-sends rather than loses.
+ *
+ * A pipeline, not rounds: up to `maxInFlight` deliveries are in hand, and more are claimed as soon
+ * as half have finished, so one slow receiver never holds back the others (it only fills its own
+ * `maxPerEndpoint` slots; the claim skips an endpoint whose slots are full).
  */
 export class WebhookWorker {
   private readonly dispatcher: Agent
+  private readonly maxInFlight: number
+  private readonly maxPerEndpoint: number
+  /**
+   * A claimed delivery may wait for its endpoint's slots (at most `maxPerEndpoint` ahead of it,
+   * each done within one timeout), then takes one timeout itself; the lease covers both plus time
+   * to record, so a live worker's delivery is never claimed by another.
+   */
+  private readonly leaseMs: number
+  private readonly lanes = new Map<string, Lane>()
+  /** Deliveries in hand: active plus waiting, over every lane. */
+  private held = 0
+  private readonly attempts = new Set<Promise<void>>()
   private running = false
   private loop: Promise<void> | undefined
-  private wake: (() => void) | undefined
+  private wakeUp: (() => void) | undefined
+  private wakeOnRoom = false
   private stopped: Promise<void> | undefined
   private readonly successes = new GroupCommit<Finished>((group) =>
     this.db.transaction().execute((trx) => this.recordSuccesses(trx, group)),
@@ -89,6 +129,9 @@ export class WebhookWorker {
       allowPrivate: options.allowPrivateUrls,
       timeoutMs: options.timeoutMs,
     })
+    this.maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT
+    this.maxPerEndpoint = options.maxPerEndpoint ?? DEFAULT_MAX_PER_ENDPOINT
+    this.leaseMs = 2 * options.timeoutMs + 30_000
   }
 
   start(): void {
@@ -98,13 +141,14 @@ export class WebhookWorker {
   }
 
   /**
-   * Stops polling and waits for the round in progress, so no attempt is cut off half-recorded.
-   * Idempotent: a second call waits for the first (closing the HTTP agent twice would throw).
+   * Stops claiming, waits for the attempts in flight (so none is cut off half-recorded) and gives
+   * back the deliveries it had claimed but not started. Idempotent: a second call waits for the
+   * first (closing the HTTP agent twice would throw).
    */
   stop(): Promise<void> {
     this.stopped ??= (async () => {
       this.running = false
-      this.wake?.()
+      this.wakeUp?.()
       await this.loop
       await this.dispatcher.close()
     })()
@@ -113,26 +157,29 @@ export class WebhookWorker {
 
   private async run(): Promise<void> {
     while (this.running) {
-      let worked = 0
+      let next: NextStep = 'idle'
       try {
-        worked = await this.runOnce()
+        next = await this.fill()
       } catch (error) {
-        this.log.error({ err: error }, 'webhook worker round failed')
+        this.log.error({ err: error }, 'webhook worker poll failed')
       }
-      if (worked === 0 && this.running) await this.sleep(this.options.pollMs ?? 100)
+      if (next !== 'again' && this.running) await this.sleep(this.options.pollMs ?? 100, next === 'room')
     }
+    await this.drain()
   }
 
-  /** One round: dispatch new events, then send what is due. Returns how much it did. */
-  async runOnce(): Promise<number> {
+  /** Dispatches new events, then claims as many due deliveries as there is room for. */
+  private async fill(): Promise<NextStep> {
     const dispatched = await dispatchEvents(this.db)
-    const leaseMs = this.options.timeoutMs + 30_000
-    const claimed = await claimDueDeliveries(
-      this.db,
-      Date.now(),
-      this.options.batchSize ?? DEFAULT_BATCH_SIZE,
-      leaseMs,
-    )
+    const room = this.maxInFlight - this.held
+    if (room <= 0) return 'room'
+    const claimed = await claimDueDeliveries(this.db, {
+      now: Date.now(),
+      limit: room,
+      perEndpoint: this.maxPerEndpoint,
+      skipEndpoints: [...this.lanes].filter(([, lane]) => this.isFull(lane)).map(([id]) => id),
+      leaseMs: this.leaseMs,
+    })
     if (claimed.length > 0) {
       const endpoints = new Map(
         (await endpointsByIds(this.db, [...new Set(claimed.map((d) => d.endpoint_id))])).map((e) => [
@@ -144,20 +191,76 @@ export class WebhookWorker {
         this.db,
         claimed.map((d) => d.event_id),
       )
-      await Promise.all(
-        claimed.map((delivery) =>
-          this.deliver(delivery, endpoints.get(delivery.endpoint_id), payloads.get(delivery.event_id)),
-        ),
-      )
+      for (const delivery of claimed) {
+        this.take({
+          delivery,
+          endpoint: endpoints.get(delivery.endpoint_id),
+          payload: payloads.get(delivery.event_id),
+        })
+      }
     }
-    return dispatched + claimed.length
+    if (claimed.length === room) return 'room'
+    // Fewer than there was room for: the due ones are all claimed, or some endpoints' caps cut the
+    // claim short and the next one (which skips them) may find others.
+    if (claimed.length > 0 || dispatched === DISPATCH_BATCH) return 'again'
+    return [...this.lanes.values()].some((lane) => this.isFull(lane)) ? 'room' : 'idle'
   }
 
-  private async deliver(
-    delivery: DeliveryRow,
-    endpoint: EndpointRow | undefined,
-    payload: string | undefined,
-  ) {
+  private isFull(lane: Lane): boolean {
+    return lane.active + lane.waiting.length >= this.maxPerEndpoint
+  }
+
+  private take(job: Job) {
+    const id = job.delivery.endpoint_id
+    let lane = this.lanes.get(id)
+    if (!lane) {
+      lane = { active: 0, waiting: [] }
+      this.lanes.set(id, lane)
+    }
+    lane.waiting.push(job)
+    this.held += 1
+    this.startWaiting(id, lane)
+  }
+
+  private startWaiting(endpointId: string, lane: Lane) {
+    while (this.running && lane.active < this.maxPerEndpoint && lane.waiting.length > 0) {
+      const job = lane.waiting.shift() as Job
+      lane.active += 1
+      const attempt = this.deliver(job)
+        .catch((error: unknown) =>
+          // Its lease runs out and the delivery is attempted again: at-least-once holds.
+          this.log.error({ err: error, delivery_id: job.delivery.id }, 'webhook attempt not recorded'),
+        )
+        .finally(() => {
+          this.attempts.delete(attempt)
+          const wasFull = this.isFull(lane)
+          lane.active -= 1
+          this.held -= 1
+          if (lane.active === 0 && lane.waiting.length === 0) this.lanes.delete(endpointId)
+          else this.startWaiting(endpointId, lane)
+          if (this.wakeOnRoom && (wasFull || this.held <= this.maxInFlight / 2)) this.wakeUp?.()
+        })
+      this.attempts.add(attempt)
+    }
+  }
+
+  /** After the loop ends: lets the attempts in flight finish, then releases what never started. */
+  private async drain() {
+    while (this.attempts.size > 0) await Promise.all(this.attempts)
+    const unsent = [...this.lanes.values()].flatMap((lane) => lane.waiting.map((job) => job.delivery))
+    this.lanes.clear()
+    this.held = 0
+    const byLease = groupBy(unsent, (delivery) => delivery.locked_until ?? 0)
+    for (const [leasedUntil, deliveries] of byLease) {
+      await releaseDeliveries(
+        this.db,
+        deliveries.map((d) => d.id),
+        leasedUntil,
+      ).catch((error: unknown) => this.log.error({ err: error }, 'claimed deliveries not released'))
+    }
+  }
+
+  private async deliver({ delivery, endpoint, payload }: Job) {
     if (endpoint?.status !== 'enabled' || payload === undefined) {
       await this.db.transaction().execute((trx) =>
         updateDeliveryRow(trx, delivery.id, {
@@ -192,16 +295,16 @@ export class WebhookWorker {
       trx,
       succeeded.map((f) => attemptRow(f.delivery.id, 'scheduled', f.outcome)),
     )
-    const byAttempts = new Map<number, string[]>()
-    for (const { delivery } of succeeded) {
-      const attempts = delivery.scheduled_attempts + 1
-      const ids = byAttempts.get(attempts)
-      if (ids) ids.push(delivery.id)
-      else byAttempts.set(attempts, [delivery.id])
-    }
+    const byAttempts = groupBy(succeeded, (f) => f.delivery.scheduled_attempts + 1)
     // Endpoints before deliveries: the lock order every endpoint-and-delivery transaction keeps.
     await resetConsecutiveFailures(trx, [...new Set(succeeded.map((f) => f.endpoint.id))].sort())
-    for (const [attempts, ids] of byAttempts) await markDeliveriesSucceeded(trx, ids, attempts, now)
+    for (const [attempts, group] of byAttempts)
+      await markDeliveriesSucceeded(
+        trx,
+        group.map((f) => f.delivery.id),
+        attempts,
+        now,
+      )
   }
 
   /** A failed scheduled attempt: retry later, or give up (and maybe auto-disable the endpoint). */
@@ -270,13 +373,22 @@ export class WebhookWorker {
     })
   }
 
-  private sleep(ms: number): Promise<void> {
+  /**
+   * Waits `ms`, or less: stop() always ends the wait, and a finished attempt ends a wait `forRoom`
+   * once half the slots are free or a full endpoint has a slot again.
+   */
+  private sleep(ms: number, forRoom: boolean): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms)
-      this.wake = () => {
+      const timer = setTimeout(done, ms)
+      const self = this
+      function done() {
         clearTimeout(timer)
+        self.wakeUp = undefined
+        self.wakeOnRoom = false
         resolve()
       }
+      this.wakeOnRoom = forRoom
+      this.wakeUp = done
     })
   }
 }
@@ -359,6 +471,15 @@ export async function eventPayloads(db: Db, ids: string[]): Promise<Map<string, 
  * dispatch harmless anyway.
  */
 export async function dispatchEvents(db: Db): Promise<number> {
+  // Most polls find nothing: a plain read first spares them a write transaction (on SQLite, the
+  // database's write lock; on PostgreSQL, two round trips).
+  const pending = await db
+    .selectFrom('events')
+    .select('id')
+    .where('dispatched_at', 'is', null)
+    .limit(1)
+    .executeTakeFirst()
+  if (pending === undefined) return 0
   return db.transaction().execute(async (trx) => {
     const events = await trx
       .selectFrom('events')

@@ -162,7 +162,7 @@ describe(`webhook worker resilience (${dialect})`, () => {
               disableThreshold: 1000,
               allowPrivateUrls: true,
               pollMs: 5,
-              batchSize: 8,
+              maxInFlight: 8,
             },
             log,
           ),
