@@ -3,12 +3,14 @@ import { type Db, supportsRowLocks } from './connection.js'
 import * as m001 from './migrations/001_foundation.js'
 import * as m002 from './migrations/002_attendance.js'
 import * as m003 from './migrations/003_webhooks.js'
+import * as m004 from './migrations/004_outbox_tuning.js'
 
 // Migrations are imported statically so the built service and tsx runs need no file-system scan.
 const migrations: Record<string, Migration> = {
   '001_foundation': m001,
   '002_attendance': m002,
   '003_webhooks': m003,
+  '004_outbox_tuning': m004,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

@@ -31,6 +31,7 @@ import {
   updatePendingDelivery,
 } from './repository.js'
 import { signingSecrets } from './service.js'
+import { FirstStatistics } from './statistics.js'
 import { matchesSubscription } from './subscription.js'
 import { createSafeDispatcher } from './url-policy.js'
 
@@ -119,6 +120,7 @@ export class WebhookWorker {
   private readonly successes = new GroupCommit<Finished>((group) =>
     this.db.transaction().execute((trx) => this.recordSuccesses(trx, group)),
   )
+  private readonly statistics: FirstStatistics
 
   constructor(
     private readonly db: Db,
@@ -132,6 +134,9 @@ export class WebhookWorker {
     this.maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT
     this.maxPerEndpoint = options.maxPerEndpoint ?? DEFAULT_MAX_PER_ENDPOINT
     this.leaseMs = 2 * options.timeoutMs + 30_000
+    this.statistics = new FirstStatistics(db, (error) =>
+      log.error({ err: error }, 'could not analyse the outbox tables'),
+    )
   }
 
   start(): void {
@@ -170,6 +175,7 @@ export class WebhookWorker {
 
   /** Dispatches new events, then claims as many due deliveries as there is room for. */
   private async fill(): Promise<NextStep> {
+    await this.statistics.ensure()
     const dispatched = await dispatchEvents(this.db)
     const room = this.maxInFlight - this.held
     if (room <= 0) return 'room'

@@ -1,0 +1,52 @@
+import { sql } from 'kysely'
+import { type Db, supportsRowLocks } from '../../db/connection.js'
+
+/** Rows a table needs before its first statistics say anything. */
+const MIN_ROWS = 1000
+const CHECK_EVERY_MS = 5000
+
+/**
+ * Gives the outbox tables their first planner statistics as soon as they have rows (PostgreSQL).
+ *
+ * Without statistics PostgreSQL guesses that only a handful of rows are due and plans the claim
+ * (and the dispatcher's read) as a bitmap scan plus a sort. A bitmap scan reads every entry of the
+ * partial index, dead ones included, and never marks them dead, so each poll costs more as
+ * deliveries finish: measured 54 ms per claim on 100,000 rows, against 0.2 ms once analysed (the
+ * plain index scan it then picks stops after the rows it needs and marks the dead entries it
+ * passes). Autovacuum analyses a new table only on its next round, a minute or more later, and a
+ * burst on a fresh installation is exactly when that hurts; so the worker runs the first ANALYZE
+ * itself, once per table, and leaves the rest to autovacuum (tuned in migration 004).
+ */
+export class FirstStatistics {
+  private done: boolean
+  private checkedAt = 0
+
+  constructor(
+    private readonly db: Db,
+    private readonly onError: (error: unknown) => void,
+  ) {
+    this.done = !supportsRowLocks(db)
+  }
+
+  async ensure(now = Date.now()): Promise<void> {
+    if (this.done || now - this.checkedAt < CHECK_EVERY_MS) return
+    this.checkedAt = now
+    try {
+      const { rows } = await sql<{ relname: string; analyzed: boolean; tuples: number }>`
+        select relname,
+               (last_analyze is not null or last_autoanalyze is not null) as analyzed,
+               n_live_tup + n_dead_tup as tuples
+        from pg_stat_user_tables
+        where schemaname = current_schema() and relname in ('events', 'webhook_deliveries')`.execute(this.db)
+      this.done = rows.length > 0 && rows.every((table) => table.analyzed)
+      for (const table of rows) {
+        if (!table.analyzed && Number(table.tuples) >= MIN_ROWS)
+          await sql`analyze ${sql.table(table.relname)}`.execute(this.db)
+      }
+    } catch (error) {
+      // Not ours to fix (say, a role that may not analyse): autovacuum will get there.
+      this.done = true
+      this.onError(error)
+    }
+  }
+}

@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest'
+import { newId } from '../../src/lib/ids.js'
+
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'
+
+describe('newId', () => {
+  it('is the prefix and a ULID, unique and in creation order', () => {
+    const ids = Array.from({ length: 20_000 }, () => newId('evt'))
+    for (const id of ids.slice(0, 100)) expect(id).toMatch(/^evt_[0-7][0-9A-HJKMNP-TV-Z]{25}$/)
+    expect(new Set(ids).size).toBe(ids.length)
+    expect([...ids].sort()).toEqual(ids)
+  })
+
+  it('draws every Base32 character for the random part of ids made in different milliseconds', async () => {
+    const randomParts: string[] = []
+    for (let i = 0; i < 40; i++) {
+      randomParts.push(newId('op').slice(3 + 10))
+      await new Promise((resolve) => setTimeout(resolve, 1))
+    }
+    const seen = new Set(randomParts.join(''))
+    // 640 characters drawn uniformly from 32: missing any one has a probability below 10⁻⁷.
+    expect([...seen].sort().join('')).toBe(CROCKFORD)
+  })
+})
