@@ -3,7 +3,7 @@ import { type Db, supportsRowLocks } from '../../db/connection.js'
 
 /** Rows a table needs before its first statistics say anything. */
 const MIN_ROWS = 1000
-const CHECK_EVERY_MS = 5000
+const CHECK_EVERY_MS = 1000
 
 /**
  * Gives the outbox tables their first planner statistics as soon as they have rows (PostgreSQL).

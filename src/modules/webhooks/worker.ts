@@ -108,14 +108,18 @@ export class WebhookWorker {
    * to record, so a live worker's delivery is never claimed by another.
    */
   private readonly leaseMs: number
+  private readonly pollMs: number
   private readonly lanes = new Map<string, Lane>()
   /** Deliveries in hand: active plus waiting, over every lane. */
   private held = 0
   private readonly attempts = new Set<Promise<void>>()
   private running = false
-  private loop: Promise<void> | undefined
-  private wakeUp: (() => void) | undefined
-  private wakeOnRoom = false
+  private loops: Promise<void> | undefined
+  /** Where each loop waits when it has nothing to do. */
+  private readonly dispatchPause = new Pause()
+  private readonly sendPause = new Pause()
+  /** Whether the send loop waits for room (then a finished attempt may end its wait). */
+  private waitingForRoom = false
   private stopped: Promise<void> | undefined
   private readonly successes = new GroupCommit<Finished>((group) =>
     this.db.transaction().execute((trx) => this.recordSuccesses(trx, group)),
@@ -134,6 +138,7 @@ export class WebhookWorker {
     this.maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT
     this.maxPerEndpoint = options.maxPerEndpoint ?? DEFAULT_MAX_PER_ENDPOINT
     this.leaseMs = 2 * options.timeoutMs + 30_000
+    this.pollMs = options.pollMs ?? 100
     this.statistics = new FirstStatistics(db, (error) =>
       log.error({ err: error }, 'could not analyse the outbox tables'),
     )
@@ -142,7 +147,7 @@ export class WebhookWorker {
   start(): void {
     if (this.running) return
     this.running = true
-    this.loop = this.run()
+    this.loops = Promise.all([this.dispatchLoop(), this.sendLoop()]).then(() => this.drain())
   }
 
   /**
@@ -153,30 +158,50 @@ export class WebhookWorker {
   stop(): Promise<void> {
     this.stopped ??= (async () => {
       this.running = false
-      this.wakeUp?.()
-      await this.loop
+      this.dispatchPause.end()
+      this.sendPause.end()
+      await this.loops
       await this.dispatcher.close()
     })()
     return this.stopped
   }
 
-  private async run(): Promise<void> {
+  /**
+   * The outbox relay, in a loop of its own so that its transactions never hold up the claims (on
+   * PostgreSQL the two run on separate connections at once); each batch it dispatches wakes the
+   * send loop.
+   */
+  private async dispatchLoop(): Promise<void> {
+    while (this.running) {
+      let dispatched = 0
+      try {
+        dispatched = await dispatchEvents(this.db)
+      } catch (error) {
+        this.log.error({ err: error }, 'webhook dispatch failed')
+      }
+      if (dispatched > 0) this.sendPause.end()
+      if (dispatched < DISPATCH_BATCH && this.running) await this.dispatchPause.wait(this.pollMs)
+    }
+  }
+
+  private async sendLoop(): Promise<void> {
     while (this.running) {
       let next: NextStep = 'idle'
       try {
         next = await this.fill()
       } catch (error) {
-        this.log.error({ err: error }, 'webhook worker poll failed')
+        this.log.error({ err: error }, 'webhook claim failed')
       }
-      if (next !== 'again' && this.running) await this.sleep(this.options.pollMs ?? 100, next === 'room')
+      if (next === 'again' || !this.running) continue
+      this.waitingForRoom = next === 'room'
+      await this.sendPause.wait(this.pollMs)
+      this.waitingForRoom = false
     }
-    await this.drain()
   }
 
-  /** Dispatches new events, then claims as many due deliveries as there is room for. */
+  /** Claims as many due deliveries as there is room for, and starts them. */
   private async fill(): Promise<NextStep> {
     await this.statistics.ensure()
-    const dispatched = await dispatchEvents(this.db)
     const room = this.maxInFlight - this.held
     if (room <= 0) return 'room'
     const claimed = await claimDueDeliveries(this.db, {
@@ -187,16 +212,14 @@ export class WebhookWorker {
       leaseMs: this.leaseMs,
     })
     if (claimed.length > 0) {
-      const endpoints = new Map(
-        (await endpointsByIds(this.db, [...new Set(claimed.map((d) => d.endpoint_id))])).map((e) => [
-          e.id,
-          e,
-        ]),
-      )
-      const payloads = await eventPayloads(
-        this.db,
-        claimed.map((d) => d.event_id),
-      )
+      const [endpointRows, payloads] = await Promise.all([
+        endpointsByIds(this.db, [...new Set(claimed.map((d) => d.endpoint_id))]),
+        eventPayloads(
+          this.db,
+          claimed.map((d) => d.event_id),
+        ),
+      ])
+      const endpoints = new Map(endpointRows.map((e) => [e.id, e]))
       for (const delivery of claimed) {
         this.take({
           delivery,
@@ -208,7 +231,7 @@ export class WebhookWorker {
     if (claimed.length === room) return 'room'
     // Fewer than there was room for: the due ones are all claimed, or some endpoints' caps cut the
     // claim short and the next one (which skips them) may find others.
-    if (claimed.length > 0 || dispatched === DISPATCH_BATCH) return 'again'
+    if (claimed.length > 0) return 'again'
     return [...this.lanes.values()].some((lane) => this.isFull(lane)) ? 'room' : 'idle'
   }
 
@@ -244,7 +267,7 @@ export class WebhookWorker {
           this.held -= 1
           if (lane.active === 0 && lane.waiting.length === 0) this.lanes.delete(endpointId)
           else this.startWaiting(endpointId, lane)
-          if (this.wakeOnRoom && (wasFull || this.held <= this.maxInFlight / 2)) this.wakeUp?.()
+          if (this.waitingForRoom && (wasFull || this.held <= this.maxInFlight / 2)) this.sendPause.end()
         })
       this.attempts.add(attempt)
     }
@@ -378,24 +401,34 @@ export class WebhookWorker {
       await updateEndpointRow(trx, endpoint.id, { consecutive_failures: 0 })
     })
   }
+}
 
-  /**
-   * Waits `ms`, or less: stop() always ends the wait, and a finished attempt ends a wait `forRoom`
-   * once half the slots are free or a full endpoint has a slot again.
-   */
-  private sleep(ms: number, forRoom: boolean): Promise<void> {
+/**
+ * A wait that someone else can cut short. An end() while nobody waits is kept for the next wait,
+ * so a wake-up that arrives while its loop is busy is not lost.
+ */
+class Pause {
+  private ended = false
+  private endWait: (() => void) | undefined
+
+  wait(ms: number): Promise<void> {
+    if (this.ended) {
+      this.ended = false
+      return Promise.resolve()
+    }
     return new Promise((resolve) => {
-      const timer = setTimeout(done, ms)
-      const self = this
-      function done() {
+      const timer = setTimeout(() => this.end(), ms)
+      this.endWait = () => {
         clearTimeout(timer)
-        self.wakeUp = undefined
-        self.wakeOnRoom = false
+        this.endWait = undefined
         resolve()
       }
-      this.wakeOnRoom = forRoom
-      this.wakeUp = done
     })
+  }
+
+  end(): void {
+    if (this.endWait) this.endWait()
+    else this.ended = true
   }
 }
 

@@ -55,7 +55,7 @@ describe.runIf(dialect === 'postgres')('outbox tables on PostgreSQL', () => {
     expect(await analyzed()).toEqual({ events: false, webhook_deliveries: false })
 
     // The row counts reach pg_stat_user_tables within about a second of the commit; each call
-    // below is a new check (ensure() checks at most every 5 s of the clock it is given).
+    // below is a new check (ensure() checks at most once a second of the clock it is given).
     let now = Date.now()
     const deadline = now + 15_000
     while (!(await analyzed()).events && Date.now() < deadline) {
