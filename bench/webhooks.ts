@@ -10,6 +10,8 @@
  *   postgres-workers   the API at WORKER=off and BENCH_WORKERS (default 2) `cli worker` processes
  *
  *   BENCH_EVENTS       events to create, default 10000
+ *   BENCH_WARMUP       events created (at the same pace) and delivered before the measured ones,
+ *                      default 0; their deliveries are not counted
  *   BENCH_ENDPOINTS    endpoints subscribed to `*`, default 10
  *   BENCH_CONCURRENCY  API requests in flight while creating events, default 4
  *   BENCH_RATE         events per second to offer (paced); default 0 = as fast as the API takes them
@@ -48,6 +50,7 @@ const SCENARIOS = (process.env.BENCH_SCENARIOS ?? 'sqlite-inline,postgres-inline
   .map((s) => s.trim())
   .filter(Boolean)
 const EVENTS = intEnv('BENCH_EVENTS', 10_000)
+const WARMUP = intEnv('BENCH_WARMUP', 0)
 const ENDPOINTS = intEnv('BENCH_ENDPOINTS', 10)
 const CONCURRENCY = intEnv('BENCH_CONCURRENCY', 4)
 const RATE = intEnv('BENCH_RATE', 0)
@@ -109,6 +112,7 @@ server.listen(0, '127.0.0.1', () => parentPort.postMessage({ type: 'port', port:
 parentPort.on('message', (m) => {
   if (m === 'count') parentPort.postMessage({ type: 'count', unique: seen.size, total: ids.length })
   else if (m === 'dump') parentPort.postMessage({ type: 'dump', ids, ats, created })
+  else if (m === 'reset') { seen.clear(); ids.length = 0; ats.length = 0; created.length = 0; parentPort.postMessage({ type: 'reset' }) }
   else if (m === 'close') { server.closeAllConnections(); server.close(() => process.exit(0)) }
 })
 `
@@ -149,6 +153,10 @@ class ReceiverThread {
 
   dump() {
     return this.ask<Dump>('dump', 'dump')
+  }
+
+  reset() {
+    return this.ask<{ type: 'reset' }>('reset', 'reset')
   }
 
   async close() {
@@ -265,14 +273,14 @@ async function countSucceeded(db: Db): Promise<number> {
   return Number(row.n)
 }
 
-async function createEvents(app: FastifyInstance, secret: string, prefix: string) {
+async function createEvents(app: FastifyInstance, secret: string, prefix: string, count: number) {
   const headers = { authorization: `Bearer ${secret}` }
   let next = 0
   const started = performance.now()
   const lane = async () => {
     for (;;) {
       const i = next++
-      if (i >= EVENTS) return
+      if (i >= count) return
       if (RATE > 0) {
         const due = started + (i / RATE) * 1000
         const wait = due - performance.now()
@@ -290,6 +298,38 @@ async function createEvents(app: FastifyInstance, secret: string, prefix: string
   }
   await Promise.all(Array.from({ length: CONCURRENCY }, lane))
   return (performance.now() - started) / 1000
+}
+
+/**
+ * Waits until the receiver has `received` distinct deliveries and the database records `succeeded`
+ * of them as succeeded (sent is not done), or gives up DRAIN_TIMEOUT_MS after `since`.
+ */
+async function waitForDeliveries(
+  receiver: ReceiverThread,
+  probe: Db,
+  succeeded: number,
+  since: number,
+  received = succeeded,
+) {
+  let lastLog = Date.now()
+  for (;;) {
+    const { unique } = await receiver.count()
+    if (unique >= received) break
+    if (Date.now() - since > DRAIN_TIMEOUT_MS) {
+      log(`  gave up with ${unique} of ${received} delivered`)
+      break
+    }
+    if (Date.now() - lastLog > 5000) {
+      log(`  ${unique} delivered`)
+      lastLog = Date.now()
+    }
+    await sleep(50)
+  }
+  for (;;) {
+    if ((await countSucceeded(probe)) >= succeeded) break
+    if (Date.now() - since > DRAIN_TIMEOUT_MS) break
+    await sleep(100)
+  }
 }
 
 async function runScenario(scenario: string): Promise<Result> {
@@ -350,31 +390,18 @@ async function runScenario(scenario: string): Promise<Result> {
       for (let i = 0; i < WORKERS; i++) workers.push(await spawnWorker(target.url))
     }
 
+    if (WARMUP > 0) {
+      log(`${scenario}: warming up with ${WARMUP} events…`)
+      await createEvents(app, key.secret, `${scenario}-warmup`, WARMUP)
+      await waitForDeliveries(receiver, probe, WARMUP * ENDPOINTS, Date.now())
+      await receiver.reset()
+    }
     const expected = EVENTS * ENDPOINTS
     log(`${scenario}: creating ${EVENTS} events for ${ENDPOINTS} endpoints (${expected} deliveries)…`)
-    const createSeconds = await createEvents(app, key.secret, scenario)
+    const createSeconds = await createEvents(app, key.secret, scenario, EVENTS)
     const createdAllAt = Date.now()
     log(`  created in ${createSeconds.toFixed(1)} s; waiting for the deliveries…`)
-    let lastLog = Date.now()
-    for (;;) {
-      const { unique } = await receiver.count()
-      if (unique >= expected) break
-      if (Date.now() - createdAllAt > DRAIN_TIMEOUT_MS) {
-        log(`  gave up with ${unique} of ${expected} delivered`)
-        break
-      }
-      if (Date.now() - lastLog > 5000) {
-        log(`  ${unique} delivered`)
-        lastLog = Date.now()
-      }
-      await sleep(50)
-    }
-    // Sent is not done: wait until every delivery is recorded as succeeded too.
-    for (;;) {
-      if ((await countSucceeded(probe)) >= expected) break
-      if (Date.now() - createdAllAt > DRAIN_TIMEOUT_MS) break
-      await sleep(100)
-    }
+    await waitForDeliveries(receiver, probe, expected + WARMUP * ENDPOINTS, createdAllAt, expected)
     const recordedAt = Date.now()
     // Anything still in flight (a duplicate) arrives within this pause.
     await sleep(500)
@@ -459,7 +486,7 @@ async function main() {
 
   console.log('')
   console.log(
-    `${EVENTS.toLocaleString('en-US')} events × ${ENDPOINTS} endpoints, ${CONCURRENCY} API requests in flight` +
+    `${EVENTS.toLocaleString('en-US')} events × ${ENDPOINTS} endpoints${WARMUP ? ` (after ${WARMUP.toLocaleString('en-US')} warm-up events)` : ''}, ${CONCURRENCY} API requests in flight` +
       `${RATE ? `, offered at ${RATE} events/s` : ''}, ${os.cpus().length} CPUs`,
   )
   console.log('')

@@ -19,6 +19,7 @@ const CHECK_EVERY_MS = 1000
  */
 export class FirstStatistics {
   private done: boolean
+  private checking = false
   private checkedAt = 0
 
   constructor(
@@ -28,20 +29,36 @@ export class FirstStatistics {
     this.done = !supportsRowLocks(db)
   }
 
-  async ensure(now = Date.now()): Promise<void> {
-    if (this.done || now - this.checkedAt < CHECK_EVERY_MS) return
+  /** Checks (at most once a second) and analyses what needs it, in the background. */
+  ensure(now = Date.now()): void {
+    if (this.done || this.checking || now - this.checkedAt < CHECK_EVERY_MS) return
     this.checkedAt = now
+    this.checking = true
+    void this.check().finally(() => {
+      this.checking = false
+    })
+  }
+
+  /** Resolves once the check in progress, if any, has finished. */
+  async settled(): Promise<void> {
+    while (this.checking) await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+
+  private async check(): Promise<void> {
     try {
-      const { rows } = await sql<{ relname: string; analyzed: boolean; tuples: number }>`
-        select relname,
-               (last_analyze is not null or last_autoanalyze is not null) as analyzed,
-               n_live_tup + n_dead_tup as tuples
-        from pg_stat_user_tables
-        where schemaname = current_schema() and relname in ('events', 'webhook_deliveries')`.execute(this.db)
+      // The statistics functions for two tables, not the pg_stat_user_tables view (which computes
+      // them for every table in the database before filtering).
+      const { rows } = await sql<{ name: string; analyzed: boolean; tuples: string }>`
+        select c.relname as name,
+               pg_stat_get_last_analyze_time(c.oid) is not null
+                 or pg_stat_get_last_autoanalyze_time(c.oid) is not null as analyzed,
+               pg_stat_get_live_tuples(c.oid) + pg_stat_get_dead_tuples(c.oid) as tuples
+        from pg_class c
+        where c.oid in (to_regclass('events'), to_regclass('webhook_deliveries'))`.execute(this.db)
       this.done = rows.length > 0 && rows.every((table) => table.analyzed)
       for (const table of rows) {
         if (!table.analyzed && Number(table.tuples) >= MIN_ROWS)
-          await sql`analyze ${sql.table(table.relname)}`.execute(this.db)
+          await sql`analyze ${sql.table(table.name)}`.execute(this.db)
       }
     } catch (error) {
       // Not ours to fix (say, a role that may not analyse): autovacuum will get there.

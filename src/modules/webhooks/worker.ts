@@ -180,7 +180,9 @@ export class WebhookWorker {
         this.log.error({ err: error }, 'webhook dispatch failed')
       }
       if (dispatched > 0) this.sendPause.end()
-      if (dispatched < DISPATCH_BATCH && this.running) await this.dispatchPause.wait(this.pollMs)
+      // While events keep coming, go straight back for more: each pass batches what arrived
+      // during the last one. Otherwise poll.
+      if (dispatched === 0 && this.running) await this.dispatchPause.wait(this.pollMs)
     }
   }
 
@@ -201,7 +203,7 @@ export class WebhookWorker {
 
   /** Claims as many due deliveries as there is room for, and starts them. */
   private async fill(): Promise<NextStep> {
-    await this.statistics.ensure()
+    this.statistics.ensure()
     const room = this.maxInFlight - this.held
     if (room <= 0) return 'room'
     const claimed = await claimDueDeliveries(this.db, {

@@ -60,7 +60,8 @@ describe.runIf(dialect === 'postgres')('outbox tables on PostgreSQL', () => {
     const deadline = now + 15_000
     while (!(await analyzed()).events && Date.now() < deadline) {
       now += 5_000
-      await statistics.ensure(now)
+      statistics.ensure(now)
+      await statistics.settled()
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
     expect(await analyzed()).toEqual({ events: true, webhook_deliveries: false })
