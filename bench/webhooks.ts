@@ -11,10 +11,11 @@
  *
  *   BENCH_EVENTS       events to create, default 10000
  *   BENCH_WARMUP       events created (at the same pace) and delivered before the measured ones,
- *                      default 0; their deliveries are not counted
+ *                      default 2000; their deliveries are not counted; 0 measures a cold start
  *   BENCH_ENDPOINTS    endpoints subscribed to `*`, default 10
  *   BENCH_CONCURRENCY  API requests in flight while creating events, default 4
- *   BENCH_RATE         events per second to offer (paced); default 0 = as fast as the API takes them
+ *   BENCH_RATE         events per second to offer (paced), default 100 (1,000 deliveries/s: the
+ *                      target's load); 0 = as fast as the API takes them
  *   BENCH_POSTGRES_URL default TEST_POSTGRES_URL or postgres://root@127.0.0.1:5432/test; each
  *                      PostgreSQL scenario runs in a schema of its own, dropped afterwards
  *   BENCH_IN_FLIGHT / BENCH_PER_ENDPOINT / BENCH_POLL_MS  override the worker's maxInFlight /
@@ -50,10 +51,10 @@ const SCENARIOS = (process.env.BENCH_SCENARIOS ?? 'sqlite-inline,postgres-inline
   .map((s) => s.trim())
   .filter(Boolean)
 const EVENTS = intEnv('BENCH_EVENTS', 10_000)
-const WARMUP = intEnv('BENCH_WARMUP', 0)
+const WARMUP = intEnv('BENCH_WARMUP', 2000)
 const ENDPOINTS = intEnv('BENCH_ENDPOINTS', 10)
 const CONCURRENCY = intEnv('BENCH_CONCURRENCY', 4)
-const RATE = intEnv('BENCH_RATE', 0)
+const RATE = intEnv('BENCH_RATE', 100)
 const WORKERS = intEnv('BENCH_WORKERS', 2)
 const IN_FLIGHT = optionalIntEnv('BENCH_IN_FLIGHT')
 const PER_ENDPOINT = optionalIntEnv('BENCH_PER_ENDPOINT')

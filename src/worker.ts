@@ -7,7 +7,7 @@ import { migrateToLatest } from './db/migrate.js'
 
 /**
  * `cli worker`: delivers webhooks in a process of its own (run the API with WORKER=off). Any number
- * of workers may share one PostgreSQL database; SIGTERM lets the round in progress finish.
+ * of workers may share one PostgreSQL database; SIGTERM lets the attempts in flight finish and be recorded.
  */
 export async function runWorker(): Promise<void> {
   const config = loadConfig()

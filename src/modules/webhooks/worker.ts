@@ -54,6 +54,8 @@ interface Logger {
 }
 
 const DISPATCH_BATCH = 500
+/** Pause between dispatch passes while events keep coming. */
+const BUSY_DISPATCH_MS = 25
 /**
  * Enough attempts in flight that the round trips to the database (claims, records) overlap with
  * the receivers' answers; a claim is made whenever half of them have finished.
@@ -180,9 +182,11 @@ export class WebhookWorker {
         this.log.error({ err: error }, 'webhook dispatch failed')
       }
       if (dispatched > 0) this.sendPause.end()
-      // While events keep coming, go straight back for more: each pass batches what arrived
-      // during the last one. Otherwise poll.
-      if (dispatched === 0 && this.running) await this.dispatchPause.wait(this.pollMs)
+      // While events keep coming, come back soon (a full batch: at once), but not in a tight loop:
+      // each pass is a write transaction, which on SQLite holds the one connection the API's
+      // requests need too. Otherwise poll.
+      if (dispatched < DISPATCH_BATCH && this.running)
+        await this.dispatchPause.wait(dispatched > 0 ? BUSY_DISPATCH_MS : this.pollMs)
     }
   }
 
@@ -436,7 +440,7 @@ class Pause {
 
 /**
  * Group commit: items added while a write is in progress wait for it and then go into the next
- * write together, so a round of concurrent successes costs one to a few transactions (one commit,
+ * write together, so many concurrent successes cost one to a few transactions (one commit,
  * one WAL flush each) instead of one per attempt, while each is still recorded as soon as the
  * database can take it: a slow receiver does not hold back the others' records. A write that fails
  * rejects every item of its group (those deliveries are re-sent once their lease runs out, as
