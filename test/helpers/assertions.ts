@@ -12,7 +12,7 @@ export interface List<T> {
 
 /** An event as stored in the `events` table and served by the API. */
 export interface EventEnvelope {
-  object: string
+  object: 'event'
   id: string
   type: string
   api_version: string
@@ -113,4 +113,42 @@ export interface SessionRevision {
   created: string
   before: Session | null
   after: Session | null
+}
+
+export interface WebhookEndpoint {
+  object: 'webhook_endpoint'
+  id: string
+  url: string
+  enabled_events: string[]
+  description: string | null
+  status: 'enabled' | 'disabled'
+  disabled_reason: string | null
+  livemode: boolean
+  created: string
+  updated: string
+  /** In the create answer only. */
+  secret?: string
+}
+
+export interface WebhookAttempt {
+  attempted_at: string
+  kind: 'scheduled' | 'resend'
+  status_code: number | null
+  duration_ms: number
+  error: string | null
+  response_excerpt: string | null
+}
+
+export interface WebhookDelivery {
+  object: 'webhook_delivery'
+  id: string
+  endpoint_id: string
+  event_id: string
+  event_type: string
+  status: 'pending' | 'succeeded' | 'failed'
+  attempts: WebhookAttempt[]
+  next_attempt_at: string | null
+  livemode: boolean
+  created: string
+  updated: string
 }

@@ -1,17 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type ApiClient, buildTestApp, errorOf, type TestApp } from '../../helpers/app.js'
-import { ISO_MS, type List, sleep, uniq } from '../../helpers/assertions.js'
+import { type EventEnvelope as Envelope, ISO_MS, type List, sleep, uniq } from '../../helpers/assertions.js'
 import { freshAccount } from '../../helpers/fixtures.js'
-
-interface Envelope {
-  object: 'event'
-  id: string
-  type: string
-  api_version: string
-  livemode: boolean
-  created: string
-  data: { object: Record<string, unknown>; previous_attributes?: Record<string, unknown> }
-}
 
 describe('events API', () => {
   let t: TestApp

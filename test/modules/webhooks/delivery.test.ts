@@ -4,60 +4,20 @@ import { verifyWebhook, WebhookVerificationError } from '../../../packages/clien
 import { MAX_SCHEDULED_ATTEMPTS } from '../../../src/modules/webhooks/attempt.js'
 import { DEFAULT_MAX_PER_ENDPOINT } from '../../../src/modules/webhooks/worker.js'
 import { type ApiClient, buildTestApp, errorOf, type TestApp } from '../../helpers/app.js'
-import { ISO_MS, sleep, uniq } from '../../helpers/assertions.js'
+import {
+  type WebhookDelivery as Delivery,
+  type WebhookEndpoint as Endpoint,
+  type EventEnvelope as Envelope,
+  ISO_MS,
+  sleep,
+  uniq,
+} from '../../helpers/assertions.js'
 import { freshAccount } from '../../helpers/fixtures.js'
 import {
   type ReceivedRequest,
   type ReceiverResponse,
   WebhookReceiver,
 } from '../../helpers/webhook-receiver.js'
-
-interface Endpoint {
-  object: 'webhook_endpoint'
-  id: string
-  url: string
-  enabled_events: string[]
-  description: string | null
-  status: 'enabled' | 'disabled'
-  disabled_reason: string | null
-  livemode: boolean
-  created: string
-  updated: string
-  secret?: string
-}
-
-interface Attempt {
-  attempted_at: string
-  kind: 'scheduled' | 'resend'
-  status_code: number | null
-  duration_ms: number
-  error: string | null
-  response_excerpt: string | null
-}
-
-interface Delivery {
-  object: 'webhook_delivery'
-  id: string
-  endpoint_id: string
-  event_id: string
-  event_type: string
-  status: 'pending' | 'succeeded' | 'failed'
-  attempts: Attempt[]
-  next_attempt_at: string | null
-  livemode: boolean
-  created: string
-  updated: string
-}
-
-interface Envelope {
-  object: 'event'
-  id: string
-  type: string
-  api_version: string
-  livemode: boolean
-  created: string
-  data: { object: Record<string, unknown>; previous_attributes?: Record<string, unknown> }
-}
 
 const envelopeOf = (request: ReceivedRequest) => JSON.parse(request.body) as Envelope
 const header = (request: ReceivedRequest, name: string) => {

@@ -1,35 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { dispatchEvents } from '../../../src/modules/webhooks/worker.js'
 import { type ApiClient, buildTestApp, errorOf, type TestApp } from '../../helpers/app.js'
-import { ISO_MS, type List, uniq } from '../../helpers/assertions.js'
+import {
+  type WebhookDelivery as Delivery,
+  type WebhookEndpoint as Endpoint,
+  ISO_MS,
+  type List,
+  uniq,
+} from '../../helpers/assertions.js'
 import { freshAccount } from '../../helpers/fixtures.js'
 import { WebhookReceiver } from '../../helpers/webhook-receiver.js'
-
-interface Endpoint {
-  object: 'webhook_endpoint'
-  id: string
-  url: string
-  enabled_events: string[]
-  description: string | null
-  status: 'enabled' | 'disabled'
-  disabled_reason: string | null
-  livemode: boolean
-  created: string
-  updated: string
-  secret?: string
-}
-
-interface Delivery {
-  object: 'webhook_delivery'
-  id: string
-  endpoint_id: string
-  event_id: string
-  event_type: string
-  status: 'pending' | 'succeeded' | 'failed'
-  attempts: unknown[]
-  next_attempt_at: string | null
-  livemode: boolean
-}
 
 const ENDPOINT_KEYS = [
   'created',

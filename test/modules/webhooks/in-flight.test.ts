@@ -1,13 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../../helpers/app.js'
+import type { WebhookDelivery as Delivery } from '../../helpers/assertions.js'
 import { WebhookReceiver } from '../../helpers/webhook-receiver.js'
-
-interface Delivery {
-  id: string
-  status: string
-  next_attempt_at: string | null
-  attempts: Array<{ status_code: number | null }>
-}
 
 /**
  * An endpoint disabled by hand while an attempt to it is in flight: the attempt is still logged, but
