@@ -19,7 +19,8 @@ const CHECK_EVERY_MS = 1000
  */
 export class FirstStatistics {
   private done: boolean
-  private checking = false
+  /** The check in progress, if any. */
+  private checking: Promise<void> | undefined
   private checkedAt = 0
 
   constructor(
@@ -33,15 +34,14 @@ export class FirstStatistics {
   ensure(now = Date.now()): void {
     if (this.done || this.checking || now - this.checkedAt < CHECK_EVERY_MS) return
     this.checkedAt = now
-    this.checking = true
-    void this.check().finally(() => {
-      this.checking = false
+    this.checking = this.check().finally(() => {
+      this.checking = undefined
     })
   }
 
   /** Resolves once the check in progress, if any, has finished. */
   async settled(): Promise<void> {
-    while (this.checking) await new Promise((resolve) => setTimeout(resolve, 10))
+    await this.checking
   }
 
   private async check(): Promise<void> {
