@@ -354,4 +354,55 @@ describe(`webhook worker resilience (${dialect})`, () => {
       await receiver.close()
     }
   }, 60_000)
+
+  it('stop() finishes the attempts in flight and gives back a claimed delivery it never started', async () => {
+    const receiver = await new Receiver().start()
+    // The first two requests are answered after 6 s: stop() is called while both are open.
+    receiver.plan = (index) => (index < 2 ? 6000 : 0)
+    const t = await buildTestApp({ worker: 'off', webhookAllowPrivateUrls: true })
+    const worker = new WebhookWorker(
+      t.db,
+      {
+        timeoutMs: 10_000,
+        backoffScale: 0.001,
+        disableThreshold: 1000,
+        allowPrivateUrls: true,
+        // After the first event the dispatcher idles 2 s, so the next two are dispatched together.
+        pollMs: 2000,
+        maxPerEndpoint: 2,
+      },
+      { info: () => {}, error: () => {} },
+    )
+    try {
+      const client = t.client((await t.key()).secret)
+      await subscribe(client, receiver.url)
+      await createOperators(client, 1, 'stop-first')
+      worker.start()
+      await waitFor(() => receiver.receipts.length === 1, 'the first request', 10_000)
+      // One attempt is open, so the next claim takes both new deliveries of this endpoint: one
+      // starts (filling its two slots), the other waits in the worker.
+      await createOperators(client, 2, 'stop-more')
+      await waitFor(
+        async () =>
+          receiver.receipts.length === 2 &&
+          (await deliveryRows(t.db)).filter((d) => d.locked_until !== null).length === 3,
+        'two requests open and three deliveries leased',
+        10_000,
+      )
+      await worker.stop()
+
+      const rows = await deliveryRows(t.db)
+      const sent = new Set(receiver.receipts.map((r) => r.id))
+      expect(sent.size).toBe(2)
+      expect(rows.filter((d) => sent.has(d.id)).map((d) => d.status)).toEqual(['succeeded', 'succeeded'])
+      expect(rows.filter((d) => !sent.has(d.id))).toEqual([
+        expect.objectContaining({ status: 'pending', locked_until: null, scheduled_attempts: 0 }),
+      ])
+      expect(receiver.receipts).toHaveLength(2)
+    } finally {
+      await worker.stop()
+      await t.close()
+      await receiver.close()
+    }
+  }, 30_000)
 })
