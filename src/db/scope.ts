@@ -1,4 +1,4 @@
-import type { AuthContext } from '../http/auth.js'
+import type { AuthContext } from '../core/identity.js'
 import type { Flag } from './schema.js'
 
 /**

@@ -1,15 +1,9 @@
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
+import { errors } from '../core/errors.js'
+import type { AuthContext } from '../core/identity.js'
 import type { Executor } from '../db/connection.js'
 import { grants, type Scope } from '../modules/keys/scopes.js'
 import { type ApiKeyRecord, findKeyByHash, hashSecret } from '../modules/keys/service.js'
-import { errors } from './errors.js'
-
-/** Who is calling: every query of a route is scoped by `accountId` and `livemode`. */
-export interface AuthContext {
-  keyId: string
-  accountId: string
-  livemode: boolean
-}
 
 declare module 'fastify' {
   interface FastifyRequest {

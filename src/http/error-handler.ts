@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { ApiError, errors } from './errors.js'
+import { ApiError, errors } from '../core/errors.js'
 import { validationToApiError } from './validation.js'
 
 export const BODY_LIMIT_BYTES = 1024 * 1024

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { ApiError, type ErrorBody, errors } from '../core/errors.js'
 import type { Db, Executor, Trx } from '../db/connection.js'
 import { canonicalJson } from '../lib/json.js'
 import { requireAuth } from './auth.js'
-import { ApiError, type ErrorBody, errors } from './errors.js'
 
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000
 /** A claim older than this belongs to a request that died; another request may take it over. */

@@ -1,43 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
-import { type TSchema, Type } from 'typebox'
-import type { AuthContext } from './auth.js'
-import { errors } from './errors.js'
-
-export const DEFAULT_LIMIT = 50
-export const MAX_LIMIT = 200
-
-/** Query parameters every list accepts; spread into a route's querystring schema. */
-export const paginationQuery = {
-  limit: Type.Optional(
-    Type.Integer({
-      minimum: 1,
-      maximum: MAX_LIMIT,
-      default: DEFAULT_LIMIT,
-      description: 'Page size, 1 to 200.',
-    }),
-  ),
-  cursor: Type.Optional(
-    Type.String({
-      maxLength: 512,
-      description: 'The `next_cursor` of the previous page, passed back verbatim.',
-    }),
-  ),
-}
-
-/** The list envelope of every list route; `item` is a `ref(...)` to the resource's named schema. */
-export function listEnvelope<T extends TSchema>(item: T, description = 'A page of the list, newest first.') {
-  return Type.Object(
-    {
-      object: Type.Literal('list'),
-      data: Type.Array(item),
-      has_more: Type.Boolean({ description: '`true` when further pages exist.' }),
-      next_cursor: Type.Union([Type.String(), Type.Null()], {
-        description: 'Pass as `cursor` for the next page; `null` when `has_more` is `false`.',
-      }),
-    },
-    { additionalProperties: false, description },
-  )
-}
+import { errors } from '../core/errors.js'
+import type { AuthContext } from '../core/identity.js'
+import { DEFAULT_LIMIT } from '../core/schemas.js'
 
 export interface Page<T> {
   object: 'list'

@@ -1,7 +1,7 @@
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance } from 'fastify'
 import type { Redis } from 'ioredis'
-import { errors } from './errors.js'
+import { errors } from '../core/errors.js'
 
 export interface RateLimitOptions {
   max: number

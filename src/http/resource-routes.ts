@@ -1,12 +1,13 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import type { Static, TObject, TSchema } from 'typebox'
+import { errors } from '../core/errors.js'
+import type { AuthContext } from '../core/identity.js'
+import { IdParams, listEnvelope, ref } from '../core/schemas.js'
 import type { Executor, Trx } from '../db/connection.js'
 import type { ScopeResource } from '../modules/keys/scopes.js'
-import { type AuthContext, requireAuth } from './auth.js'
-import { errors } from './errors.js'
-import { listEnvelope } from './pagination.js'
-import { errorResponses, IdParams, ref } from './schemas.js'
+import { requireAuth } from './auth.js'
+import { errorResponses } from './schemas.js'
 
 /**
  * The standard routes of a resource, declared once: create (idempotent), retrieve, update, delete

@@ -1,18 +1,5 @@
-import { type Static, type TSchema, type TUnsafe, Type } from 'typebox'
-import { ERROR_TYPES } from './errors.js'
-
-/**
- * Named schemas. A response object schema is declared once, in its module's `schemas.ts`, with a
- * `$id`; `http/openapi.ts` registers it once with `app.addSchema`, and routes and other schemas
- * point at it with `ref(...)`. The serializer resolves the reference (and still drops unknown
- * fields: every object schema has `additionalProperties: false`), the OpenAPI document shows it as
- * `#/components/schemas/<$id>`, and TypeScript sees the referenced schema's static type.
- */
-export function ref<T extends TSchema>(schema: T, description?: string): TUnsafe<Static<T>> {
-  const id = (schema as { $id?: unknown }).$id
-  if (typeof id !== 'string') throw new Error('ref() needs a schema with an $id')
-  return Type.Unsafe<Static<T>>({ $ref: `${id}#`, ...(description === undefined ? {} : { description }) })
-}
+import { type TSchema, Type } from 'typebox'
+import { ERROR_TYPES } from '../core/errors.js'
 
 export const ErrorEnvelope = Type.Object(
   {
@@ -95,21 +82,4 @@ export function shapeErrorStatuses(route: { method: string | string[]; url: stri
   if (route.url.includes('/:')) statuses.push(404)
   if ([route.method].flat().some((m) => BODY_METHODS.has(m))) statuses.push(413, 415)
   return statuses.sort((a, b) => a - b)
-}
-
-/** A string that may be null (JSON Schema type array, valid OpenAPI 3.1). */
-export function nullableString(options: { maxLength: number; minLength?: number; description?: string }) {
-  return Type.Unsafe<string | null>({ type: ['string', 'null'], ...options })
-}
-
-export const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) })
-
-export const Timestamp = Type.String({ format: 'date-time', description: 'UTC, ISO-8601 with milliseconds.' })
-
-/** The answer of a DELETE that removes an object; `$id` names it in the document (`DeletedDevice`). */
-export function deletedObject<Kind extends string>(kind: Kind, $id: string) {
-  return Type.Object(
-    { object: Type.Literal(kind), id: Type.String(), deleted: Type.Literal(true) },
-    { $id, additionalProperties: false, description: `The answer of deleting a ${kind}.` },
-  )
 }

@@ -5,7 +5,7 @@ import type {
   FastifySchemaValidationError,
   preValidationAsyncHookHandler,
 } from 'fastify'
-import { type ApiError, errors } from './errors.js'
+import { type ApiError, errors } from '../core/errors.js'
 
 const shared: Options = { allErrors: false, useDefaults: true, removeAdditional: false, strict: false }
 

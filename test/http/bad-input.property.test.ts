@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ERROR_TYPES } from '../../src/http/errors.js'
+import { ERROR_TYPES } from '../../src/core/errors.js'
 import { type ApiClient, type ApiResponse, buildTestApp, type TestApp } from '../helpers/app.js'
 
 /**

@@ -1,9 +1,9 @@
 import type { Selectable } from 'kysely'
+import type { AuthContext } from '../../core/identity.js'
 import type { Executor, Trx } from '../../db/connection.js'
 import { supportsRowLocks } from '../../db/connection.js'
 import type { DevicesTable } from '../../db/schema.js'
 import { otherModeOf, ownedBy } from '../../db/scope.js'
-import type { AuthContext } from '../../http/auth.js'
 import { toIso } from '../../lib/time.js'
 import type { Device, ListDevicesQuery } from './schemas.js'
 

@@ -1,5 +1,5 @@
+import type { AuthContext } from '../../core/identity.js'
 import type { Trx } from '../../db/connection.js'
-import type { AuthContext } from '../../http/auth.js'
 import { newId } from '../../lib/ids.js'
 import { toIso } from '../../lib/time.js'
 import { API_VERSION, type EventType } from './types.js'

@@ -1,6 +1,6 @@
+import type { AuthContext } from '../../core/identity.js'
 import type { Executor } from '../../db/connection.js'
 import { ownedBy } from '../../db/scope.js'
-import type { AuthContext } from '../../http/auth.js'
 import type { EventEnvelope } from './outbox.js'
 
 export interface EventRow {

@@ -1,10 +1,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
+import { errors } from '../../core/errors.js'
+import { instantOf } from '../../core/instants.js'
+import { IdParams, listEnvelope, ref } from '../../core/schemas.js'
 import { requireAuth } from '../../http/auth.js'
-import { errors } from '../../http/errors.js'
-import { instantOf } from '../../http/instants.js'
-import { listEnvelope } from '../../http/pagination.js'
-import { IdParams, ref } from '../../http/schemas.js'
 import { findEvent, listEventRows, toEvent } from './repository.js'
 import { Event, ListEventsQuery } from './schemas.js'
 

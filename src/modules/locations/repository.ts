@@ -1,9 +1,9 @@
 import type { Selectable } from 'kysely'
+import type { AuthContext } from '../../core/identity.js'
 import type { Executor, Trx } from '../../db/connection.js'
 import { supportsRowLocks } from '../../db/connection.js'
 import type { LocationsTable } from '../../db/schema.js'
 import { otherModeOf, ownedBy } from '../../db/scope.js'
-import type { AuthContext } from '../../http/auth.js'
 import { toIso } from '../../lib/time.js'
 import type { Location } from './schemas.js'
 

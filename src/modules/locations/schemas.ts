@@ -1,6 +1,5 @@
 import { type Static, Type } from 'typebox'
-import { paginationQuery } from '../../http/pagination.js'
-import { deletedObject, nullableString, Timestamp } from '../../http/schemas.js'
+import { deletedObject, nullableString, paginationQuery, Timestamp } from '../../core/schemas.js'
 
 const name = Type.String({
   minLength: 1,

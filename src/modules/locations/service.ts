@@ -1,6 +1,6 @@
+import { errors } from '../../core/errors.js'
+import type { AuthContext } from '../../core/identity.js'
 import type { Executor, Trx } from '../../db/connection.js'
-import type { AuthContext } from '../../http/auth.js'
-import { errors } from '../../http/errors.js'
 import { changedFields, previousAttributes } from '../../lib/changes.js'
 import { newId } from '../../lib/ids.js'
 import { canonicalTimeZone } from '../../lib/time.js'

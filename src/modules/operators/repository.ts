@@ -1,8 +1,8 @@
 import type { Selectable } from 'kysely'
+import type { AuthContext } from '../../core/identity.js'
 import type { Executor, Trx } from '../../db/connection.js'
 import { supportsRowLocks } from '../../db/connection.js'
 import type { OperatorsTable } from '../../db/schema.js'
-import type { AuthContext } from '../../http/auth.js'
 import { toIso } from '../../lib/time.js'
 import type { ListOperatorsQuery, Operator } from './schemas.js'
 

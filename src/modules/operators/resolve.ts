@@ -1,7 +1,7 @@
+import { errors } from '../../core/errors.js'
+import type { AuthContext } from '../../core/identity.js'
 import type { Executor } from '../../db/connection.js'
 import { otherModeOf, ownedBy } from '../../db/scope.js'
-import type { AuthContext } from '../../http/auth.js'
-import { errors } from '../../http/errors.js'
 import type { OperatorRow } from './repository.js'
 
 /**

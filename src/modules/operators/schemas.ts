@@ -1,6 +1,5 @@
 import { type Static, Type } from 'typebox'
-import { paginationQuery } from '../../http/pagination.js'
-import { nullableString, Timestamp } from '../../http/schemas.js'
+import { nullableString, paginationQuery, Timestamp } from '../../core/schemas.js'
 
 const ident = Type.String({
   minLength: 1,

@@ -1,6 +1,5 @@
 import { type Static, Type } from 'typebox'
-import { paginationQuery } from '../../http/pagination.js'
-import { Timestamp } from '../../http/schemas.js'
+import { paginationQuery, Timestamp } from '../../core/schemas.js'
 
 const direction = Type.Union([Type.Literal('auto'), Type.Literal('in'), Type.Literal('out')])
 

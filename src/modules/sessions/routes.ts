@@ -1,11 +1,10 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
+import { errors } from '../../core/errors.js'
+import { IdParams, listEnvelope, paginationQuery, ref } from '../../core/schemas.js'
 import { requireAuth } from '../../http/auth.js'
-import { errors } from '../../http/errors.js'
-import { listEnvelope, paginationQuery } from '../../http/pagination.js'
 import { registerResourceRoutes } from '../../http/resource-routes.js'
-import { IdParams, ref } from '../../http/schemas.js'
 import { findSession, listRevisionRows, sessionEverExisted, toRevision, toSession } from './repository.js'
 import {
   CreateSessionBody,

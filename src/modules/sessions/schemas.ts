@@ -1,6 +1,5 @@
 import { type Static, Type } from 'typebox'
-import { paginationQuery } from '../../http/pagination.js'
-import { deletedObject, nullableString, ref, Timestamp } from '../../http/schemas.js'
+import { deletedObject, nullableString, paginationQuery, ref, Timestamp } from '../../core/schemas.js'
 
 const timeInput = Type.Object(
   { time: Type.String({ maxLength: 64, description: 'ISO-8601 with a zone designator (Z or ±hh:mm).' }) },

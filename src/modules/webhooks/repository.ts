@@ -1,9 +1,9 @@
 import type { Selectable } from 'kysely'
+import type { AuthContext } from '../../core/identity.js'
 import type { Db, Executor, Trx } from '../../db/connection.js'
 import { supportsRowLocks } from '../../db/connection.js'
 import type { WebhookAttemptsTable, WebhookDeliveriesTable, WebhookEndpointsTable } from '../../db/schema.js'
 import { ownedBy } from '../../db/scope.js'
-import type { AuthContext } from '../../http/auth.js'
 import { toIso, toIsoOrNull } from '../../lib/time.js'
 import type { WebhookAttempt, WebhookDelivery, WebhookEndpoint } from './schemas.js'
 

@@ -1,10 +1,10 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
+import { errors } from '../../core/errors.js'
+import { IdParams, listEnvelope, ref } from '../../core/schemas.js'
 import { requireAuth } from '../../http/auth.js'
-import { errors } from '../../http/errors.js'
-import { listEnvelope } from '../../http/pagination.js'
 import { registerResourceRoutes } from '../../http/resource-routes.js'
-import { errorResponses, IdParams, ref } from '../../http/schemas.js'
+import { errorResponses } from '../../http/schemas.js'
 import {
   attemptsOf,
   findDelivery,

@@ -1,6 +1,5 @@
 import { type Static, Type } from 'typebox'
-import { paginationQuery } from '../../http/pagination.js'
-import { deletedObject, nullableString, ref, Timestamp } from '../../http/schemas.js'
+import { deletedObject, nullableString, paginationQuery, ref, Timestamp } from '../../core/schemas.js'
 
 const enabledEvents = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
   minItems: 1,

@@ -1,4 +1,4 @@
-import { errors } from '../../http/errors.js'
+import { errors } from '../../core/errors.js'
 import { EVENT_TYPES, EVENT_TYPES_BY_RESOURCE } from '../events/types.js'
 
 /** The event that send-test delivers; never dispatched to subscriptions. */
