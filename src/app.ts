@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import type { Redis } from 'ioredis'
 import type { Config } from './config.js'
@@ -6,11 +5,13 @@ import { errors } from './core/errors.js'
 import type { Db } from './db/connection.js'
 import { loadSecret } from './db/settings.js'
 import { enforce, identify, KeyCache, registerAuth } from './http/auth.js'
+import { answerUnsupportedRequests, clientErrorHandler } from './http/client-errors.js'
 import { BODY_LIMIT_BYTES, registerErrorHandling, sendError } from './http/error-handler.js'
 import { CreateRunner, purgeExpiredIdempotencyKeys } from './http/idempotency.js'
 import { registerOpenApi } from './http/openapi.js'
 import { Paginator } from './http/pagination.js'
 import { registerRateLimit } from './http/rate-limit.js'
+import { newRequestId } from './http/request-id.js'
 import { rejectNulCharacters, validatorCompiler } from './http/validation.js'
 import { deviceRoutes } from './modules/devices/routes.js'
 import { eventRoutes } from './modules/events/routes.js'
@@ -51,12 +52,14 @@ export async function buildApp({ config, db, redis }: AppDependencies): Promise<
     },
     bodyLimit: BODY_LIMIT_BYTES,
     requestIdHeader: false,
-    genReqId: () => `req_${randomBytes(12).toString('hex')}`,
+    genReqId: newRequestId,
+    clientErrorHandler,
     // Errors raised before routing (a malformed URL) get the envelope too.
     frameworkErrors: (_error, request, reply) => {
-      sendError(request, reply, errors.badRequest('The request URL is malformed.', 'invalid_url'))
+      sendError(request, reply, errors.malformedUrl())
     },
   })
+  answerUnsupportedRequests(app.server)
   app.setValidatorCompiler(validatorCompiler)
   // Only JSON bodies: anything else is 415 rather than being read as a string.
   app.removeContentTypeParser('text/plain')

@@ -12,37 +12,100 @@ export const ERROR_TYPES = {
 
 export type ErrorType = keyof typeof ERROR_TYPES
 
+/**
+ * Every machine-readable `code` the API answers with, and the type and status it always comes
+ * with. A code is spelled here and in its factory below, nowhere else; the OpenAPI envelope's
+ * `code` is this list, so the generated client types name every code.
+ */
+export const ERROR_CODES = {
+  invalid_json: { type: 'bad_request', status: 400 },
+  invalid_body: { type: 'bad_request', status: 400 },
+  invalid_cursor: { type: 'bad_request', status: 400 },
+  malformed_url: { type: 'bad_request', status: 400 },
+  malformed_request: { type: 'bad_request', status: 400 },
+  request_timeout: { type: 'bad_request', status: 408 },
+  expectation_failed: { type: 'bad_request', status: 417 },
+  headers_too_large: { type: 'bad_request', status: 431 },
+  method_not_allowed: { type: 'bad_request', status: 405 },
+  body_too_large: { type: 'bad_request', status: 413 },
+  unsupported_media_type: { type: 'bad_request', status: 415 },
+  missing_scope: { type: 'insufficient_scope', status: 403 },
+  route_not_found: { type: 'not_found', status: 404 },
+  resource_missing: { type: 'not_found', status: 404 },
+  duplicate_ident: { type: 'conflict', status: 409 },
+  duplicate_device_code: { type: 'conflict', status: 409 },
+  open_session_exists: { type: 'conflict', status: 409 },
+  endpoint_disabled: { type: 'conflict', status: 409 },
+  idempotency_key_reuse: { type: 'conflict', status: 409 },
+  idempotency_key_in_use: { type: 'conflict', status: 409 },
+  missing_param: { type: 'validation_error', status: 422 },
+  unknown_param: { type: 'validation_error', status: 422 },
+  invalid_type: { type: 'validation_error', status: 422 },
+  invalid_value: { type: 'validation_error', status: 422 },
+  invalid_timestamp: { type: 'validation_error', status: 422 },
+  invalid_time_range: { type: 'validation_error', status: 422 },
+  break_exceeds_duration: { type: 'validation_error', status: 422 },
+  conflicting_params: { type: 'validation_error', status: 422 },
+  cross_mode_reference: { type: 'validation_error', status: 422 },
+  unknown_operator: { type: 'validation_error', status: 422 },
+  unknown_device: { type: 'validation_error', status: 422 },
+  unknown_location: { type: 'validation_error', status: 422 },
+  ambiguous_location: { type: 'validation_error', status: 422 },
+  invalid_timezone: { type: 'validation_error', status: 422 },
+  invalid_event_type: { type: 'validation_error', status: 422 },
+  invalid_url: { type: 'validation_error', status: 422 },
+  rate_limited: { type: 'rate_limited', status: 429 },
+} as const satisfies Record<string, { type: ErrorType; status: number }>
+
+export type ErrorCode = keyof typeof ERROR_CODES
+
 export interface ErrorBody {
   type: ErrorType
   message: string
-  code?: string
+  code?: ErrorCode
   param?: string
+}
+
+interface ErrorOptions {
+  param?: string | undefined
+  /** Extra response headers, e.g. `Allow` on 405. */
+  headers?: Record<string, string>
 }
 
 /**
  * The one error class services and HTTP plumbing throw. The error handler turns it into the
- * envelope; nothing else formats an error body.
+ * envelope; nothing else formats an error body. Build one through `errors`, never directly.
  */
 export class ApiError extends Error {
-  readonly status: number
-  readonly type: ErrorType
-  readonly code: string | undefined
-  readonly param: string | undefined
-  /** Extra response headers, e.g. `Allow` on 405. */
   readonly headers: Record<string, string>
+  readonly param: string | undefined
 
-  constructor(
-    type: ErrorType,
+  private constructor(
+    readonly type: ErrorType,
+    readonly status: number,
+    readonly code: ErrorCode | undefined,
     message: string,
-    options: { code?: string; param?: string; status?: number; headers?: Record<string, string> } = {},
+    options: ErrorOptions = {},
   ) {
     super(message)
     this.name = 'ApiError'
-    this.type = type
-    this.status = options.status ?? ERROR_TYPES[type]
-    this.code = options.code
     this.param = options.param
     this.headers = options.headers ?? {}
+  }
+
+  static coded(code: ErrorCode, message: string, options?: ErrorOptions): ApiError {
+    const { type, status } = ERROR_CODES[code]
+    return new ApiError(type, status, code, message, options)
+  }
+
+  /** The few errors that carry no code: a refused key, an unexpected failure, a framework 4xx. */
+  static uncoded(type: ErrorType, message: string, status: number = ERROR_TYPES[type]): ApiError {
+    return new ApiError(type, status, undefined, message)
+  }
+
+  /** An error answer stored earlier (an idempotent replay), thrown again as it was. */
+  static fromBody(status: number, body: ErrorBody): ApiError {
+    return new ApiError(body.type, status, body.code, body.message, { param: body.param })
   }
 
   toBody(): ErrorBody {
@@ -53,77 +116,104 @@ export class ApiError extends Error {
       ...(this.param === undefined ? {} : { param: this.param }),
     }
   }
-
-  static fromBody(status: number, body: ErrorBody): ApiError {
-    return new ApiError(body.type, body.message, { status, code: body.code, param: body.param })
-  }
 }
 
-/** Named factories, so a code is spelled in one place. */
+const coded = ApiError.coded
+
+/** Named factories: the only way the code builds an error. */
 export const errors = {
-  badRequest: (message: string, code?: string) => new ApiError('bad_request', message, { code }),
+  invalidJson: (message = 'The body is not valid JSON.') => coded('invalid_json', message),
+  invalidBody: () => coded('invalid_body', 'The request body must be a JSON object.'),
   invalidCursor: () =>
-    new ApiError('bad_request', 'The cursor is malformed or belongs to another list.', {
-      code: 'invalid_cursor',
-      param: 'cursor',
-    }),
-  bodyTooLarge: (limit: number) =>
-    new ApiError('bad_request', `The request body is larger than ${limit} bytes.`, {
-      code: 'body_too_large',
-      status: 413,
-    }),
+    coded('invalid_cursor', 'The cursor is malformed or belongs to another list.', { param: 'cursor' }),
+  malformedUrl: () => coded('malformed_url', 'The request URL is malformed.'),
+  malformedRequest: () =>
+    coded('malformed_request', 'The request is not valid HTTP/1.1 (request line, header name or value).'),
+  requestTimeout: () => coded('request_timeout', 'The request was not received in time.'),
+  expectationFailed: (expect: string) =>
+    coded('expectation_failed', `Expect: ${expect} is not supported; send the request without it.`),
+  headersTooLarge: () => coded('headers_too_large', 'The request headers are too large.'),
+  bodyTooLarge: (limit: number) => coded('body_too_large', `The request body is larger than ${limit} bytes.`),
   unsupportedMediaType: (contentType: string) =>
-    new ApiError('bad_request', `Content-Type "${contentType}" is not supported; send application/json.`, {
-      code: 'unsupported_media_type',
-      status: 415,
-    }),
+    coded('unsupported_media_type', `Content-Type "${contentType}" is not supported; send application/json.`),
   methodNotAllowed: (method: string, path: string, allowed: string[]) =>
-    new ApiError('bad_request', `${method} is not allowed on ${path}; allowed: ${allowed.join(', ')}.`, {
-      code: 'method_not_allowed',
-      status: 405,
+    coded('method_not_allowed', `${method} is not allowed on ${path}; allowed: ${allowed.join(', ')}.`, {
       headers: { allow: allowed.join(', ') },
     }),
-  authentication: (message: string) => new ApiError('authentication_error', message),
+  /** A Fastify or Node client error (4xx) with no more precise meaning, answered with its status. */
+  requestRejected: (status: number, message: string) => ApiError.uncoded('bad_request', message, status),
+  authentication: (message: string) => ApiError.uncoded('authentication_error', message),
   insufficientScope: (scope: string) =>
-    new ApiError('insufficient_scope', `This key lacks the scope ${scope} needed for this request.`, {
-      code: 'missing_scope',
-    }),
+    coded('missing_scope', `This key lacks the scope ${scope} needed for this request.`),
   routeNotFound: (method: string, path: string) =>
-    new ApiError('not_found', `Unrecognized request URL (${method} ${path}).`, { code: 'route_not_found' }),
+    coded('route_not_found', `Unrecognized request URL (${method} ${path}).`),
   notFound: (resource: string, id: string) =>
-    new ApiError('not_found', `No such ${resource}: '${id}'.`, { code: 'resource_missing', param: 'id' }),
+    coded('resource_missing', `No such ${resource}: '${id}'.`, { param: 'id' }),
   duplicateIdent: (ident: string) =>
-    new ApiError('conflict', `An operator with ident '${ident}' already exists.`, {
-      code: 'duplicate_ident',
-      param: 'ident',
-    }),
+    coded('duplicate_ident', `An operator with ident '${ident}' already exists.`, { param: 'ident' }),
   duplicateDeviceCode: (code: string) =>
-    new ApiError('conflict', `A device with code '${code}' already exists.`, {
-      code: 'duplicate_device_code',
-      param: 'code',
+    coded('duplicate_device_code', `A device with code '${code}' already exists.`, { param: 'code' }),
+  openSessionExists: (ident: string) =>
+    coded('open_session_exists', `Operator '${ident}' already has an open session.`, {
+      param: 'operator_id',
     }),
+  endpointDisabled: (id: string) =>
+    coded('endpoint_disabled', `Webhook endpoint ${id} is disabled; re-enable it first.`),
   idempotencyKeyReuse: () =>
-    new ApiError(
-      'conflict',
+    coded(
+      'idempotency_key_reuse',
       'This Idempotency-Key was already used with a different request (method, path or body).',
-      { code: 'idempotency_key_reuse' },
     ),
   idempotencyKeyInUse: () =>
-    new ApiError('conflict', 'A request with this Idempotency-Key is still being processed; retry later.', {
-      code: 'idempotency_key_in_use',
-    }),
-  crossModeReference: (param: string, resource: string, value: string) =>
-    new ApiError(
-      'validation_error',
-      `The ${resource} '${value}' exists only in the other mode; test keys reference test objects and live keys live objects.`,
-      { code: 'cross_mode_reference', param },
+    coded(
+      'idempotency_key_in_use',
+      'A request with this Idempotency-Key is still being processed; retry later.',
     ),
-  validation: (code: string, param: string | undefined, message: string) =>
-    new ApiError('validation_error', message, { code, param }),
-  rateLimited: (retryAfterSeconds: number) =>
-    new ApiError('rate_limited', `Too many requests; retry after ${retryAfterSeconds} s.`, {
-      code: 'rate_limited',
+  missingParam: (param: string, message = `Missing required param: ${param}.`) =>
+    coded('missing_param', message, { param }),
+  unknownParam: (param: string) => coded('unknown_param', `Received unknown param: ${param}.`, { param }),
+  invalidType: (param: string, expected: string) =>
+    coded('invalid_type', `Invalid type for ${param}: expected ${expected}.`, { param }),
+  invalidValue: (param: string | undefined, message: string) => coded('invalid_value', message, { param }),
+  invalidTimestamp: (param: string) =>
+    coded(
+      'invalid_timestamp',
+      `${param} must be an ISO-8601 timestamp with a zone designator, e.g. 2026-11-02T08:00:00Z.`,
+      { param },
+    ),
+  invalidTimeRange: (param: string, message: string) => coded('invalid_time_range', message, { param }),
+  breakExceedsDuration: () =>
+    coded('break_exceeds_duration', 'break_minutes must not exceed the length of the session in minutes.', {
+      param: 'break_minutes',
     }),
+  conflictingParams: (param: string, message: string) => coded('conflicting_params', message, { param }),
+  crossModeReference: (param: string, resource: string, value: string) =>
+    coded(
+      'cross_mode_reference',
+      `The ${resource} '${value}' exists only in the other mode; test keys reference test objects and live keys live objects.`,
+      { param },
+    ),
+  unknownOperator: (param: string, value: string) =>
+    coded('unknown_operator', `No such operator: '${value}'.`, { param }),
+  unknownDevice: (param: string, code: string) =>
+    coded('unknown_device', `No device has the code '${code}'.`, { param }),
+  unknownLocation: (param: string, value: string) =>
+    coded('unknown_location', `No such location: '${value}'.`, { param }),
+  ambiguousLocation: (param: string, name: string) =>
+    coded('ambiguous_location', `More than one location is named '${name}'; use location_id.`, { param }),
+  invalidTimezone: (value: string) =>
+    coded('invalid_timezone', `Unknown IANA time zone: '${value}' (e.g. Europe/Paris).`, {
+      param: 'timezone',
+    }),
+  invalidEventType: (param: string, pattern: string) =>
+    coded(
+      'invalid_event_type',
+      `'${pattern}' is not an event type, a <resource>.* wildcard of a known resource, or *.`,
+      { param },
+    ),
+  invalidUrl: (message: string) => coded('invalid_url', message, { param: 'url' }),
+  rateLimited: (retryAfterSeconds: number) =>
+    coded('rate_limited', `Too many requests; retry after ${retryAfterSeconds} s.`),
   internal: () =>
-    new ApiError('api_error', 'An unexpected error occurred. Quote the request_id when reporting it.'),
+    ApiError.uncoded('api_error', 'An unexpected error occurred. Quote the request_id when reporting it.'),
 }

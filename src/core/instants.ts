@@ -5,11 +5,7 @@ import { errors } from './errors.js'
 export function instantOf(text: string, param: string): number {
   const value = parseInstant(text)
   if (value === undefined) {
-    throw errors.validation(
-      'invalid_timestamp',
-      param,
-      `${param} must be an ISO-8601 timestamp with a zone designator, e.g. 2026-11-02T08:00:00Z.`,
-    )
+    throw errors.invalidTimestamp(param)
   }
   return value
 }

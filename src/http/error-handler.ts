@@ -53,14 +53,14 @@ function toApiError(error: FastifyError, request: FastifyRequest): ApiError {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return errors.unsupportedMediaType(String(request.headers['content-type'] ?? ''))
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return errors.badRequest('The body is empty but Content-Type is application/json.', 'invalid_json')
+      return errors.invalidJson('The body is empty but Content-Type is application/json.')
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return errors.badRequest('The body is not valid JSON.', 'invalid_json')
+      return errors.invalidJson()
   }
   if (error instanceof SyntaxError && error.statusCode === 400) {
-    return errors.badRequest('The body is not valid JSON.', 'invalid_json')
+    return errors.invalidJson()
   }
   const status = error.statusCode ?? 500
-  if (status >= 400 && status < 500) return new ApiError('bad_request', error.message, { status })
+  if (status >= 400 && status < 500) return errors.requestRejected(status, error.message)
   return errors.internal()
 }

@@ -163,8 +163,7 @@ function readKey(request: FastifyRequest): string | undefined {
   if (raw === undefined) return undefined
   const key = Array.isArray(raw) ? raw[0] : raw
   if (key === undefined || key.length === 0 || key.length > MAX_KEY_LENGTH) {
-    throw errors.validation(
-      'invalid_value',
+    throw errors.invalidValue(
       'Idempotency-Key',
       `The Idempotency-Key header must be 1 to ${MAX_KEY_LENGTH} characters.`,
     )

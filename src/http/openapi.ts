@@ -335,6 +335,8 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       openapi: '3.1.0',
       info: { title: 'Workforce Attendance API', version: API_VERSION, description: DESCRIPTION },
       tags: TAGS,
+      // Relative: the document is served by the API it describes, whatever host that is.
+      servers: [{ url: '/', description: 'The service that serves this document.' }],
       components: {
         securitySchemes: {
           bearerAuth: {

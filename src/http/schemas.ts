@@ -1,5 +1,5 @@
 import { type TSchema, Type } from 'typebox'
-import { ERROR_TYPES } from '../core/errors.js'
+import { ERROR_CODES, ERROR_TYPES, type ErrorCode } from '../core/errors.js'
 
 export const ErrorEnvelope = Type.Object(
   {
@@ -8,7 +8,13 @@ export const ErrorEnvelope = Type.Object(
         type: Type.Union(Object.keys(ERROR_TYPES).map((t) => Type.Literal(t))),
         message: Type.String(),
         request_id: Type.String({ description: 'Prefix `req_`; equals the X-Request-Id response header.' }),
-        code: Type.Optional(Type.String({ description: 'Machine-readable code, when applicable.' })),
+        code: Type.Optional(
+          Type.Unsafe<ErrorCode>({
+            type: 'string',
+            enum: Object.keys(ERROR_CODES),
+            description: 'Machine-readable code, when applicable.',
+          }),
+        ),
         param: Type.Optional(Type.String({ description: 'The offending parameter, when applicable.' })),
       },
       { additionalProperties: false },
@@ -17,43 +23,55 @@ export const ErrorEnvelope = Type.Object(
   { $id: 'ErrorEnvelope', additionalProperties: false, description: 'Every error answer has this body.' },
 )
 
-/** What each error status means; the document's shared error responses carry these texts. */
-export const ERROR_RESPONSES: Record<number, { name: string; description: string }> = {
+/** The codes an error status can carry, from the table in `core/errors.ts`. */
+function codesOf(status: number): string {
+  const codes = Object.entries(ERROR_CODES)
+    .filter(([, spec]) => spec.status === status)
+    .map(([code]) => `\`${code}\``)
+  return codes.length === 0 ? '' : ` Codes: ${codes.join(', ')}.`
+}
+
+const STATUS_MEANINGS: Record<number, { name: string; meaning: string }> = {
   400: {
     name: 'BadRequest',
-    description: 'Malformed request: bad JSON, a body that is not an object, a bad cursor.',
+    meaning: 'Malformed request: bad JSON, a body that is not an object, a bad cursor.',
   },
   401: {
     name: 'Unauthorized',
-    description: 'Missing, invalid, revoked or expired key (`authentication_error`).',
+    meaning: 'Missing, invalid, revoked or expired key (`authentication_error`).',
   },
-  403: { name: 'Forbidden', description: 'The key lacks the scope of this route (`insufficient_scope`).' },
-  404: { name: 'NotFound', description: 'No such resource in this account and mode, or no such route.' },
+  403: { name: 'Forbidden', meaning: 'The key lacks the scope of this route (`insufficient_scope`).' },
+  404: { name: 'NotFound', meaning: 'No such resource in this account and mode, or no such route.' },
   405: {
     name: 'MethodNotAllowed',
-    description: 'The path exists but not with this method; `Allow` lists its methods.',
+    meaning: 'The path exists but not with this method; `Allow` lists its methods.',
   },
   409: {
     name: 'Conflict',
-    description:
-      'Uniqueness conflict (e.g. `duplicate_ident`), a disabled webhook endpoint, or an Idempotency-Key reused with another request (`idempotency_key_reuse`) or still in flight (`idempotency_key_in_use`).',
+    meaning:
+      'A uniqueness conflict, a disabled webhook endpoint, or an Idempotency-Key reused with another request or still in flight.',
   },
-  413: { name: 'PayloadTooLarge', description: 'Body larger than 1 MiB (`body_too_large`).' },
-  415: { name: 'UnsupportedMediaType', description: 'A body whose Content-Type is not application/json.' },
+  413: { name: 'PayloadTooLarge', meaning: 'Body larger than 1 MiB.' },
+  415: { name: 'UnsupportedMediaType', meaning: 'A body whose Content-Type is not application/json.' },
   422: {
     name: 'ValidationError',
-    description:
-      'A parameter failed validation (`validation_error`; `code` and `param` say which and why), e.g. `missing_param`, `unknown_param`, `invalid_type`, a reference that does not resolve.',
+    meaning:
+      'A parameter failed validation (`validation_error`; `code` and `param` say which and why), including a reference that does not resolve.',
   },
-  429: {
-    name: 'RateLimited',
-    description: 'Too many requests for this key (`rate_limited`); retry after `Retry-After` seconds.',
-  },
+  429: { name: 'RateLimited', meaning: 'Too many requests for this key; retry after `Retry-After` seconds.' },
   500: {
     name: 'InternalError',
-    description: 'Server-side failure (`api_error`); quote `request_id` when reporting it.',
+    meaning: 'Server-side failure (`api_error`); quote `request_id` when reporting it.',
   },
 }
+
+/** What each error status means, with its codes; the document's shared error responses carry these texts. */
+export const ERROR_RESPONSES: Record<number, { name: string; description: string }> = Object.fromEntries(
+  Object.entries(STATUS_MEANINGS).map(([status, { name, meaning }]) => [
+    status,
+    { name, description: `${meaning}${codesOf(Number(status))}` },
+  ]),
+)
 
 /** An error response for the route's `response` map: the serializer and the document both use it. */
 export function errorResponses(...statuses: number[]): Record<number, TSchema> {

@@ -23,30 +23,30 @@ export function validationToApiError(
   context: string | undefined,
 ): ApiError {
   const issue = issues[0]
-  if (!issue) return errors.validation('invalid_value', undefined, 'The request is invalid.')
+  if (!issue) return errors.invalidValue(undefined, 'The request is invalid.')
   const base = pointerToParam(issue.instancePath)
   const params = issue.params as Record<string, unknown>
 
   if (context === 'body' && base === '' && issue.keyword === 'type') {
-    return errors.badRequest('The request body must be a JSON object.', 'invalid_body')
+    return errors.invalidBody()
   }
   // A cursor is opaque: one the schema refuses (too long, repeated) is malformed, like a forged one.
   if (context === 'querystring' && base === 'cursor') return errors.invalidCursor()
   switch (issue.keyword) {
     case 'required': {
       const param = join(base, String(params.missingProperty))
-      return errors.validation('missing_param', param, `Missing required param: ${param}.`)
+      return errors.missingParam(param)
     }
     case 'additionalProperties': {
       const param = join(base, String(params.additionalProperty))
-      return errors.validation('unknown_param', param, `Received unknown param: ${param}.`)
+      return errors.unknownParam(param)
     }
     case 'type': {
       const expected = String(params.type).replace(',', ' or ')
-      return errors.validation('invalid_type', base, `Invalid type for ${base}: expected ${expected}.`)
+      return errors.invalidType(base, expected)
     }
     default:
-      return errors.validation('invalid_value', base, `Invalid value for ${base}: ${describe(issue)}.`)
+      return errors.invalidValue(base, `Invalid value for ${base}: ${describe(issue)}.`)
   }
 }
 
@@ -92,8 +92,7 @@ export const rejectNulCharacters: preValidationAsyncHookHandler = async (request
   for (const value of [request.params, request.query, request.body]) {
     const param = findNul(value)
     if (param !== undefined) {
-      throw errors.validation(
-        'invalid_value',
+      throw errors.invalidValue(
         param || undefined,
         `${param || 'The request'} must not contain NUL characters.`,
       )

@@ -83,7 +83,8 @@ describe('error envelope', () => {
     })
 
     it('answers a malformed URL with 400 and the envelope, not 500', async () => {
-      expectError(await api.get('/v1/operators/%E0%A4%A'), 400, 'bad_request')
+      const error = expectError(await api.get('/v1/operators/%E0%A4%A'), 400, 'bad_request')
+      expect(error.code).toBe('malformed_url')
     })
 
     it('gives every error its own request id', async () => {

@@ -88,5 +88,5 @@ export async function resolveDevice(db: Executor, auth: AuthContext, code: strin
   if (device) return device
   if (await deviceCodeExistsInOtherMode(db, auth, code))
     throw errors.crossModeReference(param, 'device', code)
-  throw errors.validation('unknown_device', param, `No device has the code '${code}'.`)
+  throw errors.unknownDevice(param, code)
 }

@@ -21,11 +21,7 @@ import type { CreateLocationBody, Location, UpdateLocationBody } from './schemas
 function timezoneOf(value: string): string {
   const zone = canonicalTimeZone(value)
   if (!zone) {
-    throw errors.validation(
-      'invalid_timezone',
-      'timezone',
-      `Unknown IANA time zone: '${value}' (e.g. Europe/Paris).`,
-    )
+    throw errors.invalidTimezone(value)
   }
   return zone
 }
@@ -116,15 +112,10 @@ export async function resolveLocation(
       : await findLocationsByName(db, auth, value)
   const [first, second] = found
   if (first && second) {
-    throw errors.validation(
-      'ambiguous_location',
-      param,
-      `More than one location is named '${value}'; use location_id.`,
-    )
+    throw errors.ambiguousLocation(param, value)
   }
   if (first && ref.id !== undefined && ref.name !== undefined && first.name !== ref.name) {
-    throw errors.validation(
-      'conflicting_params',
+    throw errors.conflictingParams(
       params.name,
       `${params.name} '${ref.name}' does not name location ${first.id} ('${first.name}'); send one of them.`,
     )
@@ -132,5 +123,5 @@ export async function resolveLocation(
   if (first) return first
   if (await locationExistsInOtherMode(db, auth, ref))
     throw errors.crossModeReference(param, 'location', value)
-  throw errors.validation('unknown_location', param, `No such location: '${value}'.`)
+  throw errors.unknownLocation(param, value)
 }

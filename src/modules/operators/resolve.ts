@@ -16,7 +16,7 @@ export async function resolveOperator(
 ): Promise<OperatorRow> {
   const { operator_id: id, operator_ident: ident } = ref
   if (id === undefined && ident === undefined) {
-    throw errors.validation('missing_param', 'operator_ident', 'Provide operator_ident or operator_id.')
+    throw errors.missingParam('operator_ident', 'Provide operator_ident or operator_id.')
   }
   const param = id !== undefined ? 'operator_id' : 'operator_ident'
   const value = id ?? ident ?? ''
@@ -29,8 +29,7 @@ export async function resolveOperator(
     .executeTakeFirst()
   if (row) {
     if (ident !== undefined && row.ident !== ident) {
-      throw errors.validation(
-        'conflicting_params',
+      throw errors.conflictingParams(
         'operator_ident',
         `operator_ident '${ident}' does not name operator ${row.id} (ident '${row.ident}'); send one of them.`,
       )
@@ -45,5 +44,5 @@ export async function resolveOperator(
     .$if(id === undefined, (q) => q.where('ident', '=', ident ?? ''))
     .executeTakeFirst()
   if (elsewhere) throw errors.crossModeReference(param, 'operator', value)
-  throw errors.validation('unknown_operator', param, `No such operator: '${value}'.`)
+  throw errors.unknownOperator(param, value)
 }

@@ -1,3 +1,4 @@
+import { errors } from '../../core/errors.js'
 import type { AuthContext } from '../../core/identity.js'
 import { instantOf } from '../../core/instants.js'
 import type { Trx } from '../../db/connection.js'
@@ -17,7 +18,6 @@ import {
   toSession,
   updateSessionRow,
 } from '../sessions/repository.js'
-import { openSessionExists } from '../sessions/service.js'
 import { findAcceptedScanNear, insertScan, type ScanRow, toScan } from './repository.js'
 import type { CreateScanBody, Scan, ScanFlagReason } from './schemas.js'
 
@@ -123,7 +123,7 @@ async function checkIn(
   } catch (error) {
     // Only reachable when two processes race past the operator lock (SQLite files shared by
     // processes); the index refuses the second open session and the client may retry the scan.
-    if (isUniqueViolation(error)) throw openSessionExists(scan.operator.ident)
+    if (isUniqueViolation(error)) throw errors.openSessionExists(scan.operator.ident)
     throw error
   }
   await insertRevision(trx, auth, row.id, 'checked_in', null, toSession(row))

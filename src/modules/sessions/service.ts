@@ -1,4 +1,4 @@
-import { ApiError, errors } from '../../core/errors.js'
+import { errors } from '../../core/errors.js'
 import type { AuthContext } from '../../core/identity.js'
 import { instantOf } from '../../core/instants.js'
 import type { Executor, Trx } from '../../db/connection.js'
@@ -24,18 +24,10 @@ import type { CreateSessionBody, ListSessionsQuery, Session, UpdateSessionBody }
 export function checkTimes(row: Pick<SessionRow, 'check_in_at' | 'check_out_at' | 'break_minutes'>): void {
   if (row.check_out_at === null) return
   if (row.check_out_at <= row.check_in_at) {
-    throw errors.validation(
-      'invalid_time_range',
-      'check_out.time',
-      'check_out.time must be later than check_in.time.',
-    )
+    throw errors.invalidTimeRange('check_out.time', 'check_out.time must be later than check_in.time.')
   }
   if (row.break_minutes * 60_000 > row.check_out_at - row.check_in_at) {
-    throw errors.validation(
-      'break_exceeds_duration',
-      'break_minutes',
-      'break_minutes must not exceed the length of the session in minutes.',
-    )
+    throw errors.breakExceedsDuration()
   }
 }
 
@@ -132,7 +124,7 @@ export async function updateSession(
   try {
     await updateSessionRow(trx, id, { ...changes, updated_at: updated.updated_at })
   } catch (error) {
-    if (isUniqueViolation(error)) throw openSessionExists(updated.operator_ident)
+    if (isUniqueViolation(error)) throw errors.openSessionExists(updated.operator_ident)
     throw error
   }
   const before = toSession(current)
@@ -180,13 +172,6 @@ export function listSessions(
     beforeId,
     take,
   )
-}
-
-export function openSessionExists(ident: string): ApiError {
-  return new ApiError('conflict', `Operator '${ident}' already has an open session.`, {
-    code: 'open_session_exists',
-    param: 'operator_id',
-  })
 }
 
 /** API fields whose value differs between two versions of a session (for `previous_attributes`). */

@@ -28,7 +28,6 @@ import {
 import {
   createEndpoint,
   deleteEndpoint,
-  endpointDisabled,
   rotateSecret,
   sendTestEvent,
   type UrlPolicy,
@@ -180,7 +179,7 @@ export function webhookRoutes(options: { urlPolicy: UrlPolicy; worker: WebhookWo
         if (!delivery) throw errors.notFound('webhook_delivery', request.params.id)
         const endpoint = await findEndpoint(app.db, auth, delivery.endpoint_id)
         if (!endpoint) throw errors.notFound('webhook_endpoint', delivery.endpoint_id)
-        if (endpoint.status !== 'enabled') throw endpointDisabled(endpoint.id)
+        if (endpoint.status !== 'enabled') throw errors.endpointDisabled(endpoint.id)
         const payload = (await eventPayloads(app.db, [delivery.event_id])).get(delivery.event_id)
         if (payload === undefined) throw errors.notFound('event', delivery.event_id)
         await worker.resend(delivery, endpoint, payload)

@@ -1,4 +1,4 @@
-import { ApiError, errors } from '../../core/errors.js'
+import { errors } from '../../core/errors.js'
 import type { AuthContext } from '../../core/identity.js'
 import type { Trx } from '../../db/connection.js'
 import { ownedBy } from '../../db/scope.js'
@@ -38,7 +38,7 @@ async function safeUrl(raw: string, policy: UrlPolicy): Promise<string> {
   try {
     return (await checkEndpointUrl(raw, policy)).toString()
   } catch (error) {
-    if (error instanceof UnsafeUrlError) throw errors.validation('invalid_url', 'url', error.message)
+    if (error instanceof UnsafeUrlError) throw errors.invalidUrl(error.message)
     throw error
   }
 }
@@ -156,7 +156,7 @@ export function signingSecrets(endpoint: EndpointRow, now: number): string[] {
 export async function sendTestEvent(trx: Trx, auth: AuthContext, id: string): Promise<WebhookDelivery> {
   const endpoint = await findEndpoint(trx, auth, id)
   if (!endpoint) throw errors.notFound('webhook_endpoint', id)
-  if (endpoint.status !== 'enabled') throw endpointDisabled(id)
+  if (endpoint.status !== 'enabled') throw errors.endpointDisabled(id)
   const now = Date.now()
   const eventId = newId('evt')
   const envelope = {
@@ -194,10 +194,4 @@ export async function sendTestEvent(trx: Trx, auth: AuthContext, id: string): Pr
   }
   await insertDeliveries(trx, [delivery])
   return toDelivery(delivery, [])
-}
-
-export function endpointDisabled(id: string) {
-  return new ApiError('conflict', `Webhook endpoint ${id} is disabled; re-enable it first.`, {
-    code: 'endpoint_disabled',
-  })
 }

@@ -18,11 +18,7 @@ export function checkEnabledEvents(patterns: readonly string[]): string[] {
       (EVENT_TYPES as string[]).includes(pattern) ||
       (pattern.endsWith('.*') && Object.hasOwn(EVENT_TYPES_BY_RESOURCE, pattern.slice(0, -2)))
     if (!known) {
-      throw errors.validation(
-        'invalid_event_type',
-        `enabled_events[${index}]`,
-        `'${pattern}' is not an event type, a <resource>.* wildcard of a known resource, or *.`,
-      )
+      throw errors.invalidEventType(`enabled_events[${index}]`, pattern)
     }
   })
   return [...new Set(patterns)]

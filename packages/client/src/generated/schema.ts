@@ -3134,8 +3134,48 @@ export interface components {
     /** @description Every error answer has this body. */
     ErrorEnvelope: {
       error: {
-        /** @description Machine-readable code, when applicable. */
-        code?: string
+        /**
+         * @description Machine-readable code, when applicable.
+         * @enum {string}
+         */
+        code?:
+          | 'invalid_json'
+          | 'invalid_body'
+          | 'invalid_cursor'
+          | 'malformed_url'
+          | 'malformed_request'
+          | 'request_timeout'
+          | 'expectation_failed'
+          | 'headers_too_large'
+          | 'method_not_allowed'
+          | 'body_too_large'
+          | 'unsupported_media_type'
+          | 'missing_scope'
+          | 'route_not_found'
+          | 'resource_missing'
+          | 'duplicate_ident'
+          | 'duplicate_device_code'
+          | 'open_session_exists'
+          | 'endpoint_disabled'
+          | 'idempotency_key_reuse'
+          | 'idempotency_key_in_use'
+          | 'missing_param'
+          | 'unknown_param'
+          | 'invalid_type'
+          | 'invalid_value'
+          | 'invalid_timestamp'
+          | 'invalid_time_range'
+          | 'break_exceeds_duration'
+          | 'conflicting_params'
+          | 'cross_mode_reference'
+          | 'unknown_operator'
+          | 'unknown_device'
+          | 'unknown_location'
+          | 'ambiguous_location'
+          | 'invalid_timezone'
+          | 'invalid_event_type'
+          | 'invalid_url'
+          | 'rate_limited'
         message: string
         /** @description The offending parameter, when applicable. */
         param?: string
@@ -3403,7 +3443,7 @@ export interface components {
     }
   }
   responses: {
-    /** @description Malformed request: bad JSON, a body that is not an object, a bad cursor. */
+    /** @description Malformed request: bad JSON, a body that is not an object, a bad cursor. Codes: `invalid_json`, `invalid_body`, `invalid_cursor`, `malformed_url`, `malformed_request`. */
     BadRequest: {
       headers: {
         'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
@@ -3416,7 +3456,7 @@ export interface components {
         'application/json': components['schemas']['ErrorEnvelope']
       }
     }
-    /** @description Uniqueness conflict (e.g. `duplicate_ident`), a disabled webhook endpoint, or an Idempotency-Key reused with another request (`idempotency_key_reuse`) or still in flight (`idempotency_key_in_use`). */
+    /** @description A uniqueness conflict, a disabled webhook endpoint, or an Idempotency-Key reused with another request or still in flight. Codes: `duplicate_ident`, `duplicate_device_code`, `open_session_exists`, `endpoint_disabled`, `idempotency_key_reuse`, `idempotency_key_in_use`. */
     Conflict: {
       headers: {
         'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
@@ -3430,7 +3470,7 @@ export interface components {
         'application/json': components['schemas']['ErrorEnvelope']
       }
     }
-    /** @description The key lacks the scope of this route (`insufficient_scope`). */
+    /** @description The key lacks the scope of this route (`insufficient_scope`). Codes: `missing_scope`. */
     Forbidden: {
       headers: {
         'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
@@ -3456,7 +3496,7 @@ export interface components {
         'application/json': components['schemas']['ErrorEnvelope']
       }
     }
-    /** @description The path exists but not with this method; `Allow` lists its methods. */
+    /** @description The path exists but not with this method; `Allow` lists its methods. Codes: `method_not_allowed`. */
     MethodNotAllowed: {
       headers: {
         Allow: components['headers']['Allow']
@@ -3470,7 +3510,7 @@ export interface components {
         'application/json': components['schemas']['ErrorEnvelope']
       }
     }
-    /** @description No such resource in this account and mode, or no such route. */
+    /** @description No such resource in this account and mode, or no such route. Codes: `route_not_found`, `resource_missing`. */
     NotFound: {
       headers: {
         'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
@@ -3484,7 +3524,7 @@ export interface components {
         'application/json': components['schemas']['ErrorEnvelope']
       }
     }
-    /** @description Body larger than 1 MiB (`body_too_large`). */
+    /** @description Body larger than 1 MiB. Codes: `body_too_large`. */
     PayloadTooLarge: {
       headers: {
         'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
@@ -3497,7 +3537,7 @@ export interface components {
         'application/json': components['schemas']['ErrorEnvelope']
       }
     }
-    /** @description Too many requests for this key (`rate_limited`); retry after `Retry-After` seconds. */
+    /** @description Too many requests for this key; retry after `Retry-After` seconds. Codes: `rate_limited`. */
     RateLimited: {
       headers: {
         'Retry-After': components['headers']['Retry-After']
@@ -3524,7 +3564,7 @@ export interface components {
         'application/json': components['schemas']['ErrorEnvelope']
       }
     }
-    /** @description A body whose Content-Type is not application/json. */
+    /** @description A body whose Content-Type is not application/json. Codes: `unsupported_media_type`. */
     UnsupportedMediaType: {
       headers: {
         'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
@@ -3537,7 +3577,7 @@ export interface components {
         'application/json': components['schemas']['ErrorEnvelope']
       }
     }
-    /** @description A parameter failed validation (`validation_error`; `code` and `param` say which and why), e.g. `missing_param`, `unknown_param`, `invalid_type`, a reference that does not resolve. */
+    /** @description A parameter failed validation (`validation_error`; `code` and `param` say which and why), including a reference that does not resolve. Codes: `missing_param`, `unknown_param`, `invalid_type`, `invalid_value`, `invalid_timestamp`, `invalid_time_range`, `break_exceeds_duration`, `conflicting_params`, `cross_mode_reference`, `unknown_operator`, `unknown_device`, `unknown_location`, `ambiguous_location`, `invalid_timezone`, `invalid_event_type`, `invalid_url`. */
     ValidationError: {
       headers: {
         'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']

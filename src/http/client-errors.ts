@@ -1,0 +1,73 @@
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
+import type { Duplex } from 'node:stream'
+import type { FastifyServerOptions } from 'fastify'
+import { type ApiError, errors } from '../core/errors.js'
+import { newRequestId } from './request-id.js'
+
+/**
+ * Answers for requests Node's HTTP parser refuses before Fastify sees them (a request target not
+ * starting with `/`, a control character in a header, oversized headers, an unsupported `Expect`,
+ * `CONNECT`). Node would answer these with a bare status line or a reset; here they get the same
+ * envelope and `X-Request-Id` as every other error. The socket is closed after the answer: the
+ * parser's state is unknown, so nothing further on it can be trusted.
+ */
+function errorAnswer(error: ApiError): { headers: Record<string, string>; body: string } {
+  const requestId = newRequestId()
+  const body = JSON.stringify({ error: { ...error.toBody(), request_id: requestId } })
+  const headers = {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': String(Buffer.byteLength(body)),
+    'x-request-id': requestId,
+    connection: 'close',
+    ...error.headers,
+  }
+  return { headers, body }
+}
+
+/** The answer as bytes, for a socket that has no `ServerResponse` (parser failures, CONNECT). */
+function rawErrorResponse(error: ApiError): string {
+  const { headers, body } = errorAnswer(error)
+  const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}`)
+  return `HTTP/1.1 ${error.status} ${STATUS_TEXT[error.status] ?? 'Error'}\r\n${lines.join('\r\n')}\r\n\r\n${body}`
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad Request',
+  405: 'Method Not Allowed',
+  408: 'Request Timeout',
+  417: 'Expectation Failed',
+  431: 'Request Header Fields Too Large',
+}
+
+function errorForParserFailure(code: string | undefined): ApiError {
+  if (code === 'HPE_HEADER_OVERFLOW') return errors.headersTooLarge()
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return errors.requestTimeout()
+  return errors.malformedRequest()
+}
+
+/** Fastify's `clientErrorHandler`: the parser refused the bytes of a request. */
+export const clientErrorHandler: NonNullable<FastifyServerOptions['clientErrorHandler']> = (
+  error,
+  socket,
+) => {
+  const code = (error as NodeJS.ErrnoException).code
+  // A client that went away mid-request has nobody to answer.
+  if (code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy()
+    return
+  }
+  socket.end(rawErrorResponse(errorForParserFailure(code)))
+}
+
+/** Node's `checkExpectation` (an `Expect` other than 100-continue) and `connect` events. */
+export function answerUnsupportedRequests(server: Server): void {
+  server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
+    const error = errors.expectationFailed(request.headers.expect ?? '')
+    const { headers, body } = errorAnswer(error)
+    response.writeHead(error.status, headers).end(body)
+  })
+  server.on('connect', (request: IncomingMessage, socket: Duplex) => {
+    const path = request.url ?? ''
+    socket.end(rawErrorResponse(errors.methodNotAllowed('CONNECT', path, ['DELETE', 'GET', 'PATCH', 'POST'])))
+  })
+}
