@@ -17,7 +17,7 @@ const textAjv = addFormats.default(new Ajv({ ...shared, coerceTypes: true }))
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
   (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object)
 
-/** Turns the first schema violation into the 422 `validation_error` of decisions.md. */
+/** Turns the first schema violation into the 422 `validation_error` of docs/concepts.md. */
 export function validationToApiError(
   issues: FastifySchemaValidationError[],
   context: string | undefined,

@@ -17,7 +17,7 @@ export function generateSigningSecret(): string {
  * (during a rotation: new secret first, then the previous one).
  *
  * The HMAC key is the UTF-8 bytes of the secret string exactly as handed out, `whsec_` prefix included,
- * because that is what Stripe-compatible verifiers do with a `whsec_…` secret (decisions.md).
+ * because that is what Stripe-compatible verifiers do with a `whsec_…` secret (docs/webhooks.md).
  */
 export function signPayload(rawBody: string, secrets: string[], timestamp: number): string {
   if (!Number.isSafeInteger(timestamp) || timestamp < 0) {
