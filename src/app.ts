@@ -20,6 +20,7 @@ import { operatorRoutes } from './modules/operators/routes.js'
 import { scanRoutes } from './modules/scans/routes.js'
 import { sessionRoutes } from './modules/sessions/routes.js'
 import { webhookRoutes } from './modules/webhooks/routes.js'
+import { DeliverySender } from './modules/webhooks/sender.js'
 import { WebhookWorker } from './modules/webhooks/worker.js'
 
 declare module 'fastify' {
@@ -94,10 +95,14 @@ export async function buildApp({ config, db, redis }: AppDependencies): Promise<
   await app.register(scanRoutes)
   await app.register(eventRoutes)
 
-  // The API always has a worker for resend; it polls for deliveries only with WORKER=inline.
-  const worker = createWorker(config, db, app.log)
-  await app.register(webhookRoutes({ urlPolicy: { allowPrivate: config.webhookAllowPrivateUrls }, worker }))
-  if (config.worker === 'inline') app.addHook('onReady', async () => worker.start())
+  // Resends are sent from the API process itself, whether or not it runs the worker.
+  const sender = new DeliverySender({
+    timeoutMs: config.webhookTimeoutMs,
+    allowPrivateUrls: config.webhookAllowPrivateUrls,
+  })
+  await app.register(webhookRoutes({ urlPolicy: { allowPrivate: config.webhookAllowPrivateUrls }, sender }))
+  const worker = config.worker === 'inline' ? createWorker(config, db, app.log) : undefined
+  if (worker) app.addHook('onReady', async () => worker.start())
 
   const purge = setInterval(() => {
     purgeExpiredIdempotencyKeys(db).catch((error: unknown) =>
@@ -107,7 +112,8 @@ export async function buildApp({ config, db, redis }: AppDependencies): Promise<
   purge.unref()
   app.addHook('onClose', async () => {
     clearInterval(purge)
-    await worker.stop()
+    await worker?.stop()
+    await sender.close()
     await db.destroy()
     if (redis) await redis.quit().catch(() => redis.disconnect())
   })

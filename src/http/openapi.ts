@@ -9,6 +9,14 @@ import { DeletedLocation, Location } from '../modules/locations/schemas.js'
 import { Operator } from '../modules/operators/schemas.js'
 import { Scan } from '../modules/scans/schemas.js'
 import { DeletedSession, Session, SessionRevision } from '../modules/sessions/schemas.js'
+import { RESPONSE_EXCERPT_BYTES } from '../modules/webhooks/attempt.js'
+import {
+  FIRST_RETRY_DELAY_MS,
+  GONE_STATUS,
+  LAST_RETRY_DELAY_MS,
+  MAX_SCHEDULED_ATTEMPTS,
+  RETRY_AFTER_STATUSES,
+} from '../modules/webhooks/policy.js'
 import {
   DeletedWebhookEndpoint,
   WebhookAttempt,
@@ -186,6 +194,25 @@ function errorComponents() {
   )
 }
 
+/** A delay of the retry policy in words: whole hours, else whole minutes (both ends of the schedule are). */
+function inWords(ms: number): string {
+  const [count, unit] = ms % 3_600_000 === 0 ? [ms / 3_600_000, 'hour'] : [ms / 60_000, 'minute']
+  return `${count} ${unit}${count === 1 ? '' : 's'}`
+}
+
+/** What a receiver's answer does to a delivery, in the numbers of the retry policy. */
+const RECEIVER_RESPONSES = {
+  '2XX': {
+    description: `Received: any 2xx ends the delivery as succeeded. The body is ignored (its first ${RESPONSE_EXCERPT_BYTES / 1024} KiB are kept in the delivery log).`,
+  },
+  [GONE_STATUS]: {
+    description: 'Gone: the delivery fails at once and is never retried.',
+  },
+  default: {
+    description: `Any other status, a redirect, a timeout or a connection error is a failed attempt: retried with exponential backoff (about ${inWords(FIRST_RETRY_DELAY_MS)} up to ${inWords(LAST_RETRY_DELAY_MS)}, at most ${MAX_SCHEDULED_ATTEMPTS} attempts; a longer \`Retry-After\` on ${RETRY_AFTER_STATUSES.join(' or ')} is honoured). Endpoints that keep failing are disabled automatically; re-enable with PATCH \`{"status": "enabled"}\`.`,
+  },
+}
+
 /**
  * One `webhooks` entry per event type, generated from EVENT_TYPES_BY_RESOURCE plus the send-test
  * type: the envelope (the `Event` component) narrowed to the type's literal and its resource.
@@ -238,19 +265,7 @@ function webhookDocuments() {
                 },
               },
             },
-            responses: {
-              '2XX': {
-                description:
-                  'Received: any 2xx ends the delivery as succeeded. The body is ignored (its first 2 KiB are kept in the delivery log).',
-              },
-              '410': {
-                description: 'Gone: the delivery fails at once and is never retried.',
-              },
-              default: {
-                description:
-                  'Any other status, a redirect, a timeout or a connection error is a failed attempt: retried with exponential backoff (about 1 minute up to 1 hour, at most 6 attempts; a longer `Retry-After` on 429 or 503 is honoured). Endpoints that keep failing are disabled automatically; re-enable with PATCH `{"status": "enabled"}`.',
-              },
-            },
+            responses: RECEIVER_RESPONSES,
           },
         },
       ]

@@ -1,5 +1,5 @@
 import type { AuthContext } from '../../core/identity.js'
-import type { Executor } from '../../db/connection.js'
+import { type Executor, supportsRowLocks, type Trx } from '../../db/connection.js'
 import { ownedBy } from '../../db/scope.js'
 import type { EventEnvelope } from './outbox.js'
 
@@ -39,4 +39,44 @@ export async function listEventRows(
     .orderBy('id', 'desc')
     .limit(take)
     .execute()
+}
+
+/** The stored envelopes of the given events, by id: the exact bytes a delivery signs and sends. */
+export async function eventPayloads(db: Executor, ids: string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map()
+  const rows = await db
+    .selectFrom('events')
+    .select(['id', 'payload'])
+    .where('id', 'in', [...new Set(ids)])
+    .execute()
+  return new Map(rows.map((r) => [r.id, r.payload]))
+}
+
+export async function hasUndispatchedEvents(db: Executor): Promise<boolean> {
+  const row = await db
+    .selectFrom('events')
+    .select('id')
+    .where('dispatched_at', 'is', null)
+    .limit(1)
+    .executeTakeFirst()
+  return row !== undefined
+}
+
+/**
+ * The oldest events not yet dispatched, locked for this transaction; `SKIP LOCKED` lets several
+ * dispatchers share the work on PostgreSQL.
+ */
+export async function lockUndispatchedEvents(trx: Trx, limit: number) {
+  return trx
+    .selectFrom('events')
+    .select(['id', 'account_id', 'livemode', 'type', 'created_at'])
+    .where('dispatched_at', 'is', null)
+    .orderBy('id')
+    .limit(limit)
+    .$if(supportsRowLocks(trx), (q) => q.forUpdate().skipLocked())
+    .execute()
+}
+
+export async function markEventsDispatched(trx: Trx, ids: string[], now: number) {
+  await trx.updateTable('events').set({ dispatched_at: now }).where('id', 'in', ids).execute()
 }

@@ -1,12 +1,12 @@
 import { performance } from 'node:perf_hooks'
 import { type Agent, request } from 'undici'
+import { isSuccessStatus } from './policy.js'
 import { signPayload } from './signature.js'
 import { findUnsafeUrlError } from './url-policy.js'
 
 export const USER_AGENT = 'AttendanceService-Webhooks/1.0'
 /** How much of a receiver's answer is kept in the delivery log. */
 export const RESPONSE_EXCERPT_BYTES = 2048
-export const MAX_SCHEDULED_ATTEMPTS = 6
 
 export interface AttemptRequest {
   url: string
@@ -23,12 +23,8 @@ export interface AttemptOutcome {
   durationMs: number
   error: string | null
   responseExcerpt: string | null
-  /** The receiver's Retry-After in ms, on 429 and 503 only. */
+  /** The receiver's Retry-After in ms, if it sent one; the policy decides whether it counts. */
   retryAfterMs: number | null
-}
-
-export function isSuccess(outcome: AttemptOutcome): boolean {
-  return outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300
 }
 
 /**
@@ -64,10 +60,9 @@ export async function sendAttempt(
       attemptedAt,
       statusCode,
       durationMs: elapsed(),
-      error: statusCode >= 200 && statusCode < 300 ? null : `HTTP ${statusCode}`,
+      error: isSuccessStatus(statusCode) ? null : `HTTP ${statusCode}`,
       responseExcerpt: excerpt,
-      retryAfterMs:
-        statusCode === 429 || statusCode === 503 ? parseRetryAfter(response.headers['retry-after']) : null,
+      retryAfterMs: parseRetryAfter(response.headers['retry-after']),
     }
   } catch (error) {
     return {
@@ -114,22 +109,4 @@ function describeFailure(error: unknown, timeoutMs: number): string {
   const code = (error as { code?: string })?.code
   const message = error instanceof Error ? error.message : String(error)
   return code ? `${code}: ${message}` : message
-}
-
-/**
- * Delay before scheduled attempt n+1 after n failed attempts (n = 1…5): 60 s × 60^((n−1)/4), so
- * 60 s, ~2.8 min, ~7.7 min, ~21.5 min, 60 min — exponential from a minute to an hour — with ±10 %
- * jitter so many failing deliveries do not retry in lockstep, all multiplied by `scale`
- * (WEBHOOK_BACKOFF_SCALE). A receiver's longer Retry-After wins, capped at 1 h × scale.
- */
-export function nextDelayMs(
-  failedAttempts: number,
-  scale: number,
-  retryAfterMs: number | null,
-  random = Math.random,
-): number {
-  const base = 60_000 * 60 ** ((Math.min(failedAttempts, 5) - 1) / 4)
-  const jittered = base * (0.9 + 0.2 * random()) * scale
-  if (retryAfterMs === null) return Math.round(jittered)
-  return Math.round(Math.min(Math.max(jittered, retryAfterMs), 3_600_000 * scale))
 }

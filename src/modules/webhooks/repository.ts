@@ -311,13 +311,20 @@ export async function updatePendingDelivery(
 }
 
 /**
- * Takes the endpoint's row lock first (PostgreSQL). Every transaction that touches an endpoint and
- * its deliveries locks the endpoint before the deliveries, so two of them never wait on each other
- * in a cycle (an auto-disable fails the other pending deliveries of its endpoint).
+ * Takes the endpoint's row lock first (PostgreSQL) and reads its run of failed deliveries, which
+ * then holds until the transaction ends (on SQLite, write transactions are serial). Every
+ * transaction that touches an endpoint and its deliveries locks the endpoint before the
+ * deliveries, so two of them never wait on each other in a cycle (an auto-disable fails the other
+ * pending deliveries of its endpoint). Undefined when the endpoint was deleted.
  */
-export async function lockEndpoint(trx: Trx, id: string): Promise<void> {
-  if (!supportsRowLocks(trx)) return
-  await trx.selectFrom('webhook_endpoints').select('id').where('id', '=', id).forUpdate().execute()
+export async function lockEndpointFailures(trx: Trx, id: string): Promise<number | undefined> {
+  const row = await trx
+    .selectFrom('webhook_endpoints')
+    .select('consecutive_failures')
+    .where('id', '=', id)
+    .$if(supportsRowLocks(trx), (q) => q.forUpdate())
+    .executeTakeFirst()
+  return row?.consecutive_failures
 }
 
 /** Stops every pending delivery of an endpoint (auto-disable, delete). */
@@ -330,13 +337,11 @@ export async function failPendingDeliveries(trx: Trx, endpointId: string, now: n
     .execute()
 }
 
-/** Counts one more exhausted delivery, atomically; returns the new count. */
-export async function countExhaustedDelivery(trx: Trx, endpointId: string): Promise<number | undefined> {
-  const row = await trx
+/** Counts one more exhausted delivery, atomically. */
+export async function countExhaustedDelivery(trx: Trx, endpointId: string): Promise<void> {
+  await trx
     .updateTable('webhook_endpoints')
     .set((eb) => ({ consecutive_failures: eb('consecutive_failures', '+', 1) }))
     .where('id', '=', endpointId)
-    .returning('consecutive_failures')
-    .executeTakeFirst()
-  return row?.consecutive_failures
+    .execute()
 }

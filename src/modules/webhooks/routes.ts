@@ -25,20 +25,21 @@ import {
   WebhookEndpoint,
   WebhookEndpointWithSecret,
 } from './schemas.js'
+import type { DeliverySender } from './sender.js'
 import {
   createEndpoint,
   deleteEndpoint,
+  resendDelivery,
   rotateSecret,
   sendTestEvent,
   type UrlPolicy,
   updateEndpoint,
 } from './service.js'
-import { eventPayloads, type WebhookWorker } from './worker.js'
 
 const tags = ['Webhooks']
 
-export function webhookRoutes(options: { urlPolicy: UrlPolicy; worker: WebhookWorker }) {
-  const { urlPolicy, worker } = options
+export function webhookRoutes(options: { urlPolicy: UrlPolicy; sender: DeliverySender }) {
+  const { urlPolicy, sender } = options
   return async (instance: FastifyInstance): Promise<void> => {
     registerResourceRoutes(instance, {
       path: '/v1/webhook-endpoints',
@@ -173,20 +174,7 @@ export function webhookRoutes(options: { urlPolicy: UrlPolicy; worker: WebhookWo
           },
         },
       },
-      async (request) => {
-        const auth = requireAuth(request)
-        const delivery = await findDelivery(app.db, auth, request.params.id)
-        if (!delivery) throw errors.notFound('webhook_delivery', request.params.id)
-        const endpoint = await findEndpoint(app.db, auth, delivery.endpoint_id)
-        if (!endpoint) throw errors.notFound('webhook_endpoint', delivery.endpoint_id)
-        if (endpoint.status !== 'enabled') throw errors.endpointDisabled(endpoint.id)
-        const payload = (await eventPayloads(app.db, [delivery.event_id])).get(delivery.event_id)
-        if (payload === undefined) throw errors.notFound('event', delivery.event_id)
-        await worker.resend(delivery, endpoint, payload)
-        const updated = await findDelivery(app.db, auth, delivery.id)
-        if (!updated) throw errors.notFound('webhook_delivery', delivery.id)
-        return toDelivery(updated, (await attemptsOf(app.db, [updated.id])).get(updated.id) ?? [])
-      },
+      (request) => resendDelivery(app.db, requireAuth(request), request.params.id, sender),
     )
   }
 }

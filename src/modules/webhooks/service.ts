@@ -1,15 +1,19 @@
 import { errors } from '../../core/errors.js'
 import type { AuthContext } from '../../core/identity.js'
-import type { Trx } from '../../db/connection.js'
+import type { Db, Trx } from '../../db/connection.js'
 import { ownedBy } from '../../db/scope.js'
 import { changedFields } from '../../lib/changes.js'
 import { newId } from '../../lib/ids.js'
 import { toIso } from '../../lib/time.js'
+import { eventPayloads } from '../events/repository.js'
 import { API_VERSION } from '../events/types.js'
+import { recordResend } from './outcomes.js'
 import {
+  attemptsOf,
   deleteEndpointRow,
   type EndpointRow,
   failPendingDeliveries,
+  findDelivery,
   findEndpoint,
   insertDeliveries,
   insertEndpoint,
@@ -25,6 +29,7 @@ import type {
   WebhookEndpoint,
   WebhookEndpointWithSecret,
 } from './schemas.js'
+import type { DeliverySender } from './sender.js'
 import { generateSigningSecret } from './signature.js'
 import { checkEnabledEvents, TEST_EVENT_TYPE } from './subscription.js'
 import { checkEndpointUrl, type HostLookup, UnsafeUrlError } from './url-policy.js'
@@ -194,4 +199,29 @@ export async function sendTestEvent(trx: Trx, auth: AuthContext, id: string): Pr
   }
   await insertDeliveries(trx, [delivery])
   return toDelivery(delivery, [])
+}
+
+/**
+ * resend: one more attempt of the same delivery (same `whd_` id), now, whatever its status; answers
+ * the delivery with that attempt. It opens its own transaction, after the attempt: one held open
+ * through an HTTP request (up to WEBHOOK_TIMEOUT_MS) would block writers, on SQLite all of them.
+ */
+export async function resendDelivery(
+  db: Db,
+  auth: AuthContext,
+  id: string,
+  sender: DeliverySender,
+): Promise<WebhookDelivery> {
+  const delivery = await findDelivery(db, auth, id)
+  if (!delivery) throw errors.notFound('webhook_delivery', id)
+  const endpoint = await findEndpoint(db, auth, delivery.endpoint_id)
+  if (!endpoint) throw errors.notFound('webhook_endpoint', delivery.endpoint_id)
+  if (endpoint.status !== 'enabled') throw errors.endpointDisabled(endpoint.id)
+  const payload = (await eventPayloads(db, [delivery.event_id])).get(delivery.event_id)
+  if (payload === undefined) throw errors.notFound('event', delivery.event_id)
+  const outcome = await sender.send(delivery, endpoint, payload)
+  await db.transaction().execute((trx) => recordResend(trx, { delivery, endpoint, outcome }))
+  const updated = await findDelivery(db, auth, delivery.id)
+  if (!updated) throw errors.notFound('webhook_delivery', delivery.id)
+  return toDelivery(updated, (await attemptsOf(db, [updated.id])).get(updated.id) ?? [])
 }

@@ -1,39 +1,20 @@
-import type { Agent } from 'undici'
-import type { Db, Trx } from '../../db/connection.js'
-import { supportsRowLocks } from '../../db/connection.js'
+import type { Db } from '../../db/connection.js'
 import { groupBy } from '../../lib/group.js'
-import { newId } from '../../lib/ids.js'
-import {
-  type AttemptOutcome,
-  type AttemptRequest,
-  isSuccess,
-  MAX_SCHEDULED_ATTEMPTS,
-  nextDelayMs,
-  sendAttempt,
-} from './attempt.js'
+import { Pause } from '../../lib/pause.js'
+import { DISPATCH_BATCH, dispatchEvents } from '../events/relay.js'
+import { eventPayloads } from '../events/repository.js'
+import { type FinishedAttempt, recordFailure, recordSuccesses } from './outcomes.js'
+import { isSuccessStatus } from './policy.js'
 import {
   claimDueDeliveries,
-  countExhaustedDelivery,
   type DeliveryRow,
   type EndpointRow,
-  enabledEndpointsOf,
   endpointsByIds,
-  failPendingDeliveries,
-  insertAttempt,
-  insertAttempts,
-  insertDeliveries,
-  lockEndpoint,
-  markDeliveriesSucceeded,
   releaseDeliveries,
-  resetConsecutiveFailures,
   updateDeliveryRow,
-  updateEndpointRow,
-  updatePendingDelivery,
 } from './repository.js'
-import { signingSecrets } from './service.js'
+import { DeliverySender } from './sender.js'
 import { FirstStatistics } from './statistics.js'
-import { matchesSubscription } from './subscription.js'
-import { createSafeDispatcher } from './url-policy.js'
 
 export interface WorkerOptions {
   timeoutMs: number
@@ -53,7 +34,6 @@ interface Logger {
   error(obj: object, msg?: string): void
 }
 
-const DISPATCH_BATCH = 500
 /** Pause between dispatch passes while events keep coming. */
 const BUSY_DISPATCH_MS = 25
 /**
@@ -68,12 +48,6 @@ export const DEFAULT_MAX_IN_FLIGHT = 128
 export const DEFAULT_MAX_PER_ENDPOINT = 16
 /** Attempts written in one group-commit transaction at most. */
 const MAX_RECORD_GROUP = 500
-
-interface Finished {
-  delivery: DeliveryRow
-  endpoint: EndpointRow
-  outcome: AttemptOutcome
-}
 
 interface Job {
   delivery: DeliveryRow
@@ -101,7 +75,7 @@ type NextStep = 'again' | 'room' | 'idle'
  * `maxPerEndpoint` slots; the claim skips an endpoint whose slots are full).
  */
 export class WebhookWorker {
-  private readonly dispatcher: Agent
+  private readonly sender: DeliverySender
   private readonly maxInFlight: number
   private readonly maxPerEndpoint: number
   /**
@@ -123,8 +97,8 @@ export class WebhookWorker {
   /** Whether the send loop waits for room (then a finished attempt may end its wait). */
   private waitingForRoom = false
   private stopped: Promise<void> | undefined
-  private readonly successes = new GroupCommit<Finished>((group) =>
-    this.db.transaction().execute((trx) => this.recordSuccesses(trx, group)),
+  private readonly successes = new GroupCommit<FinishedAttempt>((group) =>
+    this.db.transaction().execute((trx) => recordSuccesses(trx, group)),
   )
   private readonly statistics: FirstStatistics
 
@@ -133,10 +107,7 @@ export class WebhookWorker {
     private readonly options: WorkerOptions,
     private readonly log: Logger,
   ) {
-    this.dispatcher = createSafeDispatcher({
-      allowPrivate: options.allowPrivateUrls,
-      timeoutMs: options.timeoutMs,
-    })
+    this.sender = new DeliverySender(options)
     this.maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT
     this.maxPerEndpoint = options.maxPerEndpoint ?? DEFAULT_MAX_PER_ENDPOINT
     this.leaseMs = 2 * options.timeoutMs + 30_000
@@ -163,7 +134,7 @@ export class WebhookWorker {
       this.dispatchPause.end()
       this.sendPause.end()
       await this.loops
-      await this.dispatcher.close()
+      await this.sender.close()
     })()
     return this.stopped
   }
@@ -307,134 +278,20 @@ export class WebhookWorker {
       )
       return
     }
-    const outcome = await sendAttempt(
-      this.dispatcher,
-      attemptRequest(delivery, endpoint, payload),
-      this.options.timeoutMs,
-    )
+    const outcome = await this.sender.send(delivery, endpoint, payload)
     const finished = { delivery, endpoint, outcome }
     // Successes (the common case) are committed together with those that finished beside them;
     // a failure keeps a transaction of its own, as it may lock its endpoint's row and, on
     // auto-disable, other workers' deliveries: grouping those could deadlock two workers.
-    if (isSuccess(outcome)) await this.successes.add(finished)
-    else await this.db.transaction().execute((trx) => this.recordFailure(trx, finished))
-  }
-
-  /**
-   * Records succeeded scheduled attempts in a few multi-row statements: the attempts, the
-   * deliveries (one UPDATE per attempt number) and the reset of their endpoints' failure runs.
-   */
-  private async recordSuccesses(trx: Trx, succeeded: Finished[]) {
-    const now = Date.now()
-    await insertAttempts(
-      trx,
-      succeeded.map((f) => attemptRow(f.delivery.id, 'scheduled', f.outcome)),
-    )
-    const byAttempts = groupBy(succeeded, (f) => f.delivery.scheduled_attempts + 1)
-    // Endpoints before deliveries: the lock order every endpoint-and-delivery transaction keeps.
-    await resetConsecutiveFailures(trx, [...new Set(succeeded.map((f) => f.endpoint.id))].sort())
-    for (const [attempts, group] of byAttempts)
-      await markDeliveriesSucceeded(
-        trx,
-        group.map((f) => f.delivery.id),
-        attempts,
-        now,
-      )
-  }
-
-  /** A failed scheduled attempt: retry later, or give up (and maybe auto-disable the endpoint). */
-  private async recordFailure(trx: Trx, { delivery, endpoint, outcome }: Finished) {
-    await lockEndpoint(trx, endpoint.id)
-    await insertAttempt(trx, attemptRow(delivery.id, 'scheduled', outcome))
-    const now = Date.now()
-    const attempts = delivery.scheduled_attempts + 1
-    // 410 Gone: the receiver says this endpoint is gone; never retried.
-    if (outcome.statusCode === 410 || attempts >= MAX_SCHEDULED_ATTEMPTS) {
-      const stillPending = await updatePendingDelivery(trx, delivery.id, {
-        status: 'failed',
-        scheduled_attempts: attempts,
-        next_attempt_at: null,
-        locked_until: null,
-        updated_at: now,
-      })
-      // A delivery stopped while this attempt was in flight (endpoint disabled or deleted) does
-      // not count against the endpoint again.
-      if (!stillPending) return
-      const failures = await countExhaustedDelivery(trx, endpoint.id)
-      if (failures !== undefined && failures >= this.options.disableThreshold) {
-        await updateEndpointRow(trx, endpoint.id, {
-          status: 'disabled',
-          disabled_reason: `${failures} consecutive deliveries failed`,
-          updated_at: now,
-        })
-        await failPendingDeliveries(trx, endpoint.id, now)
-        this.log.info({ endpoint_id: endpoint.id, failures }, 'webhook endpoint auto-disabled')
-      }
+    if (isSuccessStatus(outcome.statusCode)) {
+      await this.successes.add(finished)
       return
     }
-    const delay = nextDelayMs(attempts, this.options.backoffScale, outcome.retryAfterMs)
-    await updatePendingDelivery(trx, delivery.id, {
-      scheduled_attempts: attempts,
-      next_attempt_at: now + delay,
-      locked_until: null,
-      updated_at: now,
-    })
-  }
-
-  /**
-   * resend: one attempt of the same delivery, now, outside the schedule. A success marks the
-   * delivery succeeded (and counts as a 2xx for the endpoint); a failure changes nothing else and
-   * does not count towards auto-disable.
-   */
-  async resend(delivery: DeliveryRow, endpoint: EndpointRow, payload: string): Promise<void> {
-    const outcome = await sendAttempt(
-      this.dispatcher,
-      attemptRequest(delivery, endpoint, payload),
-      this.options.timeoutMs,
-    )
-    await this.db.transaction().execute(async (trx) => {
-      await insertAttempt(trx, attemptRow(delivery.id, 'resend', outcome))
-      const now = Date.now()
-      if (!isSuccess(outcome)) {
-        await updateDeliveryRow(trx, delivery.id, { updated_at: now })
-        return
-      }
-      await updateDeliveryRow(trx, delivery.id, {
-        status: 'succeeded',
-        next_attempt_at: null,
-        updated_at: now,
-      })
-      await updateEndpointRow(trx, endpoint.id, { consecutive_failures: 0 })
-    })
-  }
-}
-
-/**
- * A wait that someone else can cut short. An end() while nobody waits is kept for the next wait,
- * so a wake-up that arrives while its loop is busy is not lost.
- */
-class Pause {
-  private ended = false
-  private endWait: (() => void) | undefined
-
-  wait(ms: number): Promise<void> {
-    if (this.ended) {
-      this.ended = false
-      return Promise.resolve()
-    }
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => this.end(), ms)
-      this.endWait = () => {
-        clearTimeout(timer)
-        this.endWait = undefined
-        resolve()
-      }
-    })
-  }
-
-  end(): void {
-    if (this.endWait) this.endWait()
-    else this.ended = true
+    const disabledAfter = await this.db
+      .transaction()
+      .execute((trx) => recordFailure(trx, finished, this.options))
+    if (disabledAfter !== undefined)
+      this.log.info({ endpoint_id: endpoint.id, failures: disabledAfter }, 'webhook endpoint auto-disabled')
   }
 }
 
@@ -474,101 +331,4 @@ class GroupCommit<T> {
     }
     this.writing = false
   }
-}
-
-function attemptRequest(delivery: DeliveryRow, endpoint: EndpointRow, payload: string): AttemptRequest {
-  return {
-    url: endpoint.url,
-    deliveryId: delivery.id,
-    eventType: delivery.event_type,
-    body: payload,
-    secrets: signingSecrets(endpoint, Date.now()),
-  }
-}
-
-function attemptRow(deliveryId: string, kind: 'scheduled' | 'resend', outcome: AttemptOutcome) {
-  return {
-    id: newId('wha'),
-    delivery_id: deliveryId,
-    kind,
-    attempted_at: outcome.attemptedAt,
-    status_code: outcome.statusCode,
-    duration_ms: outcome.durationMs,
-    error: outcome.error,
-    response_excerpt: outcome.responseExcerpt,
-  }
-}
-
-export async function eventPayloads(db: Db, ids: string[]): Promise<Map<string, string>> {
-  if (ids.length === 0) return new Map()
-  const rows = await db
-    .selectFrom('events')
-    .select(['id', 'payload'])
-    .where('id', 'in', [...new Set(ids)])
-    .execute()
-  return new Map(rows.map((r) => [r.id, r.payload]))
-}
-
-/**
- * The outbox relay: new events become one delivery per matching enabled endpoint of the same
- * account and mode, and are marked dispatched in the same transaction. `SKIP LOCKED` lets several
- * dispatchers share the work on PostgreSQL; the unique (event, endpoint) index makes a double
- * dispatch harmless anyway.
- */
-export async function dispatchEvents(db: Db): Promise<number> {
-  // Most polls find nothing: a plain read first spares them a write transaction (on SQLite, the
-  // database's write lock; on PostgreSQL, two round trips).
-  const pending = await db
-    .selectFrom('events')
-    .select('id')
-    .where('dispatched_at', 'is', null)
-    .limit(1)
-    .executeTakeFirst()
-  if (pending === undefined) return 0
-  return db.transaction().execute(async (trx) => {
-    const events = await trx
-      .selectFrom('events')
-      .select(['id', 'account_id', 'livemode', 'type', 'created_at'])
-      .where('dispatched_at', 'is', null)
-      .orderBy('id')
-      .limit(DISPATCH_BATCH)
-      .$if(supportsRowLocks(trx), (q) => q.forUpdate().skipLocked())
-      .execute()
-    if (events.length === 0) return 0
-    const endpoints = await enabledEndpointsOf(trx, [...new Set(events.map((e) => e.account_id))])
-    const patterns = new Map(endpoints.map((e) => [e.id, JSON.parse(e.enabled_events) as string[]]))
-    const now = Date.now()
-    const deliveries: DeliveryRow[] = []
-    for (const event of events) {
-      for (const endpoint of endpoints) {
-        if (endpoint.account_id !== event.account_id || endpoint.livemode !== event.livemode) continue
-        if (!matchesSubscription(patterns.get(endpoint.id) ?? [], event.type)) continue
-        deliveries.push({
-          id: newId('whd'),
-          account_id: event.account_id,
-          livemode: event.livemode,
-          endpoint_id: endpoint.id,
-          event_id: event.id,
-          event_type: event.type,
-          status: 'pending',
-          scheduled_attempts: 0,
-          next_attempt_at: now,
-          locked_until: null,
-          created_at: now,
-          updated_at: now,
-        })
-      }
-    }
-    for (let i = 0; i < deliveries.length; i += 500) await insertDeliveries(trx, deliveries.slice(i, i + 500))
-    await trx
-      .updateTable('events')
-      .set({ dispatched_at: now })
-      .where(
-        'id',
-        'in',
-        events.map((e) => e.id),
-      )
-      .execute()
-    return events.length
-  })
 }

@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { verifyWebhook, WebhookVerificationError } from '../../../packages/client/src/webhooks.js'
-import { MAX_SCHEDULED_ATTEMPTS } from '../../../src/modules/webhooks/attempt.js'
+import { MAX_SCHEDULED_ATTEMPTS } from '../../../src/modules/webhooks/policy.js'
 import { DEFAULT_MAX_PER_ENDPOINT } from '../../../src/modules/webhooks/worker.js'
 import { type ApiClient, buildTestApp, errorOf, type TestApp } from '../../helpers/app.js'
 import {

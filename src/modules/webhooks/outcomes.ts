@@ -1,0 +1,139 @@
+/** What an attempt's outcome does to its delivery and endpoint, written in the caller's transaction. */
+import type { Trx } from '../../db/connection.js'
+import { groupBy } from '../../lib/group.js'
+import { newId } from '../../lib/ids.js'
+import type { AttemptOutcome } from './attempt.js'
+import { decideAfterAttempt, isSuccessStatus } from './policy.js'
+import {
+  type AttemptRow,
+  countExhaustedDelivery,
+  type DeliveryRow,
+  type EndpointRow,
+  failPendingDeliveries,
+  insertAttempt,
+  insertAttempts,
+  lockEndpointFailures,
+  markDeliveriesSucceeded,
+  resetConsecutiveFailures,
+  updateDeliveryRow,
+  updateEndpointRow,
+  updatePendingDelivery,
+} from './repository.js'
+
+export interface FinishedAttempt {
+  delivery: DeliveryRow
+  endpoint: EndpointRow
+  outcome: AttemptOutcome
+}
+
+export interface FailureSettings {
+  backoffScale: number
+  disableThreshold: number
+}
+
+function attemptRow(deliveryId: string, kind: AttemptRow['kind'], outcome: AttemptOutcome): AttemptRow {
+  return {
+    id: newId('wha'),
+    delivery_id: deliveryId,
+    kind,
+    attempted_at: outcome.attemptedAt,
+    status_code: outcome.statusCode,
+    duration_ms: outcome.durationMs,
+    error: outcome.error,
+    response_excerpt: outcome.responseExcerpt,
+  }
+}
+
+/**
+ * Records succeeded scheduled attempts in a few multi-row statements: the attempts, the
+ * deliveries (one UPDATE per attempt number) and the reset of their endpoints' failure runs.
+ */
+export async function recordSuccesses(trx: Trx, succeeded: FinishedAttempt[]): Promise<void> {
+  const now = Date.now()
+  await insertAttempts(
+    trx,
+    succeeded.map((f) => attemptRow(f.delivery.id, 'scheduled', f.outcome)),
+  )
+  const byAttempts = groupBy(succeeded, (f) => f.delivery.scheduled_attempts + 1)
+  // Endpoints before deliveries: the lock order every endpoint-and-delivery transaction keeps.
+  await resetConsecutiveFailures(trx, [...new Set(succeeded.map((f) => f.endpoint.id))].sort())
+  for (const [attempts, group] of byAttempts)
+    await markDeliveriesSucceeded(
+      trx,
+      group.map((f) => f.delivery.id),
+      attempts,
+      now,
+    )
+}
+
+/**
+ * A failed scheduled attempt (successes go to recordSuccesses): retry later, or give up and maybe
+ * auto-disable the endpoint, as the policy decides. Returns the endpoint's failure count when this
+ * attempt disabled it.
+ */
+export async function recordFailure(
+  trx: Trx,
+  { delivery, endpoint, outcome }: FinishedAttempt,
+  settings: FailureSettings,
+): Promise<number | undefined> {
+  // A deleted endpoint's deliveries were stopped with it, so no count of its is needed below.
+  const endpointFailures = (await lockEndpointFailures(trx, endpoint.id)) ?? 0
+  await insertAttempt(trx, attemptRow(delivery.id, 'scheduled', outcome))
+  const now = Date.now()
+  const attempts = delivery.scheduled_attempts + 1
+  const decision = decideAfterAttempt(outcome, attempts, endpointFailures, {
+    now,
+    ...settings,
+    jitter: Math.random(),
+  })
+  if (decision.action === 'retry') {
+    await updatePendingDelivery(trx, delivery.id, {
+      scheduled_attempts: attempts,
+      next_attempt_at: decision.at,
+      locked_until: null,
+      updated_at: now,
+    })
+    return undefined
+  }
+  const stillPending = await updatePendingDelivery(trx, delivery.id, {
+    status: 'failed',
+    scheduled_attempts: attempts,
+    next_attempt_at: null,
+    locked_until: null,
+    updated_at: now,
+  })
+  // A delivery stopped while this attempt was in flight (endpoint disabled or deleted) does not
+  // count against the endpoint again.
+  if (!stillPending) return undefined
+  await countExhaustedDelivery(trx, endpoint.id)
+  if (decision.action !== 'disable') return undefined
+  await updateEndpointRow(trx, endpoint.id, {
+    status: 'disabled',
+    disabled_reason: `${decision.failures} consecutive deliveries failed`,
+    updated_at: now,
+  })
+  await failPendingDeliveries(trx, endpoint.id, now)
+  return decision.failures
+}
+
+/**
+ * A resend's attempt, outside the schedule: a success marks the delivery succeeded (and counts as
+ * a 2xx for the endpoint); a failure changes nothing else and does not count towards auto-disable.
+ */
+export async function recordResend(
+  trx: Trx,
+  { delivery, endpoint, outcome }: FinishedAttempt,
+): Promise<void> {
+  await insertAttempt(trx, attemptRow(delivery.id, 'resend', outcome))
+  const now = Date.now()
+  if (!isSuccessStatus(outcome.statusCode)) {
+    await updateDeliveryRow(trx, delivery.id, { updated_at: now })
+    return
+  }
+  await updateDeliveryRow(trx, delivery.id, {
+    status: 'succeeded',
+    next_attempt_at: null,
+    updated_at: now,
+  })
+  await updateEndpointRow(trx, endpoint.id, { consecutive_failures: 0 })
+}
