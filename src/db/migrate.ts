@@ -4,6 +4,7 @@ import * as m001 from './migrations/001_foundation.js'
 import * as m002 from './migrations/002_attendance.js'
 import * as m003 from './migrations/003_webhooks.js'
 import * as m004 from './migrations/004_outbox_tuning.js'
+import * as m007 from './migrations/007_review_and_pay_periods.js'
 
 // Migrations are imported statically so the built service and tsx runs need no file-system scan.
 const migrations: Record<string, Migration> = {
@@ -11,6 +12,9 @@ const migrations: Record<string, Migration> = {
   '002_attendance': m002,
   '003_webhooks': m003,
   '004_outbox_tuning': m004,
+  // 005 and 006 are taken by other branches; Kysely runs migrations in name order, and one added
+  // below an applied one is allowed (see allowUnorderedMigrations).
+  '007_review_and_pay_periods': m007,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }
@@ -23,7 +27,13 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
   const migrationTableSchema = supportsRowLocks(db)
     ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
     : undefined
-  const migrator = new Migrator({ db, provider, ...(migrationTableSchema ? { migrationTableSchema } : {}) })
+  const migrator = new Migrator({
+    db,
+    provider,
+    // Numbers are reserved per branch, so a database may have run 007 before 005 and 006 exist.
+    allowUnorderedMigrations: true,
+    ...(migrationTableSchema ? { migrationTableSchema } : {}),
+  })
   for (let attempt = 1; ; attempt++) {
     const { error, results } = await migrator.migrateToLatest()
     if (!error) return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)

@@ -5,6 +5,7 @@ export const EVENT_TYPES_BY_RESOURCE = {
   device: ['device.created', 'device.updated', 'device.deleted'],
   location: ['location.created', 'location.updated', 'location.deleted'],
   scan: ['scan.checked_in', 'scan.checked_out', 'scan.flagged'],
+  pay_period: ['pay_period.created', 'pay_period.closed', 'pay_period.reopened'],
 } as const
 
 export type EventResource = keyof typeof EVENT_TYPES_BY_RESOURCE
