@@ -186,6 +186,12 @@ async function fill(db: Db, accountId: string) {
             deleted_at: null,
             created_at: checkOut,
             updated_at: checkOut,
+            // Locations of the bench are in UTC: the work date is the check-in's UTC date.
+            work_date: new Date(checkIn).toISOString().slice(0, 10),
+            review_status: api ? 'pending' : 'not_required',
+            reviewed_at: null,
+            reviewed_by: null,
+            review_note: null,
           })
         }
         await trx.insertInto('sessions').values(rows).execute()

@@ -89,7 +89,11 @@ export async function payPeriodRoutes(instance: FastifyInstance): Promise<void> 
         app.db
           .transaction()
           .execute((trx) =>
-            (verb === 'close' ? closePayPeriod : reopenPayPeriod)(trx, requireAuth(request), request.params.id),
+            (verb === 'close' ? closePayPeriod : reopenPayPeriod)(
+              trx,
+              requireAuth(request),
+              request.params.id,
+            ),
           ),
     )
   action(

@@ -33,7 +33,9 @@ export const MAX_PERIOD_DAYS = 62
 export const CreatePayPeriodBody = Type.Object(
   {
     start_date: CalendarDate('First day (inclusive).'),
-    end_date: CalendarDate(`Last day (inclusive); at most ${MAX_PERIOD_DAYS} days after start_date counting both.`),
+    end_date: CalendarDate(
+      `Last day (inclusive); at most ${MAX_PERIOD_DAYS} days after start_date counting both.`,
+    ),
   },
   { additionalProperties: false },
 )

@@ -18,6 +18,7 @@ import {
   toSession,
   updateSessionRow,
 } from '../sessions/repository.js'
+import { AWAITING_REVIEW, NO_REVIEW_NEEDED, scanMayWrite, workDateOf } from '../sessions/review.js'
 import { findAcceptedScanNear, insertScan, type ScanRow, toScan } from './repository.js'
 import type { CreateScanBody, Scan, ScanFlagReason } from './schemas.js'
 
@@ -86,17 +87,22 @@ async function decide(
   }
   if (open && direction !== 'in') {
     if (at <= open.check_in_at) return { result: 'flagged', reason: 'invalid_time_range' }
+    if (!(await scanMayWrite(trx, auth, open.work_date)))
+      return { result: 'flagged', reason: 'period_closed' }
     return { result: 'checked_out', session: await checkOut(trx, auth, open, at) }
   }
   if (open) return { result: 'flagged', reason: 'already_checked_in' }
   if (direction === 'out') return { result: 'flagged', reason: 'no_open_session' }
-  return { result: 'checked_in', session: await checkIn(trx, auth, scan) }
+  const workDate = await workDateOf(trx, auth, at, scan.device.location_id)
+  if (!(await scanMayWrite(trx, auth, workDate))) return { result: 'flagged', reason: 'period_closed' }
+  return { result: 'checked_in', session: await checkIn(trx, auth, scan, workDate) }
 }
 
 async function checkIn(
   trx: Trx,
   auth: AuthContext,
   scan: { operator: OperatorRow; device: DeviceRow; at: number },
+  workDate: string,
 ): Promise<SessionRow> {
   const now = Date.now()
   const row: SessionRow = {
@@ -117,6 +123,8 @@ async function checkIn(
     deleted_at: null,
     created_at: now,
     updated_at: now,
+    work_date: workDate,
+    ...NO_REVIEW_NEEDED,
   }
   try {
     await insertSession(trx, row)
@@ -148,6 +156,7 @@ async function closeOverlongSession(trx: Trx, auth: AuthContext, open: SessionRo
     status: 'completed' as const,
     is_flagged: 1 as const,
     flag_reason: 'max_shift_exceeded',
+    ...AWAITING_REVIEW,
     updated_at: Date.now(),
   }
   const closed: SessionRow = { ...open, ...changes }

@@ -18,6 +18,7 @@ import {
   toSession,
   updateSessionRow,
 } from './repository.js'
+import { AWAITING_REVIEW, assertWorkDatesOpen, workDateAfterEdit, workDateOf } from './review.js'
 import type { CreateSessionBody, ListSessionsQuery, Session, UpdateSessionBody } from './schemas.js'
 
 /** The rules every stored session obeys, checked on the merged state of a create or an edit. */
@@ -54,6 +55,7 @@ export async function createSession(trx: Trx, auth: AuthContext, input: CreateSe
   const device = await resolveDevice(trx, auth, input.device_id)
   const locationId = (await locationFor(trx, auth, input)) ?? device.location_id
   const now = Date.now()
+  const checkInAt = instantOf(input.check_in.time, 'check_in.time')
   const row: SessionRow = {
     id: newId('ses'),
     account_id: auth.accountId,
@@ -62,7 +64,7 @@ export async function createSession(trx: Trx, auth: AuthContext, input: CreateSe
     operator_ident: operator.ident,
     device_code: device.code,
     location_id: locationId,
-    check_in_at: instantOf(input.check_in.time, 'check_in.time'),
+    check_in_at: checkInAt,
     check_out_at: instantOf(input.check_out.time, 'check_out.time'),
     break_minutes: input.break_minutes ?? 0,
     notes: input.notes ?? null,
@@ -73,8 +75,11 @@ export async function createSession(trx: Trx, auth: AuthContext, input: CreateSe
     deleted_at: null,
     created_at: now,
     updated_at: now,
+    work_date: await workDateOf(trx, auth, checkInAt, locationId),
+    ...AWAITING_REVIEW,
   }
   checkTimes(row)
+  await assertWorkDatesOpen(trx, auth, null, row.work_date)
   await insertSession(trx, row)
   const session = toSession(row)
   await insertRevision(trx, auth, row.id, 'created', null, session)
@@ -116,10 +121,14 @@ export async function updateSession(
     status: checkOutAt === undefined ? undefined : 'completed',
     is_flagged: 1,
     flag_reason: 'manual_api_edit',
+    ...AWAITING_REVIEW,
   })
+  const workDate = await workDateAfterEdit(trx, auth, current, changes)
+  if (workDate !== current.work_date) changes.work_date = workDate
   const updated: SessionRow = { ...current, ...changes, updated_at: Date.now() }
   checkTimes(updated)
   if (Object.keys(changes).length === 0) return toSession(current)
+  await assertWorkDatesOpen(trx, auth, current.work_date, updated.work_date)
 
   try {
     await updateSessionRow(trx, id, { ...changes, updated_at: updated.updated_at })
@@ -145,6 +154,7 @@ export async function updateSession(
 export async function deleteSession(trx: Trx, auth: AuthContext, id: string) {
   const current = await findSession(trx, auth, id, true)
   if (!current) throw errors.notFound('session', id)
+  await assertWorkDatesOpen(trx, auth, current.work_date, null)
   const now = Date.now()
   await updateSessionRow(trx, id, { deleted_at: now, updated_at: now })
   const session = toSession(current)

@@ -32,7 +32,9 @@ export interface DayTotalsRow {
 const WORKED_MS = sql`check_out_at - check_in_at - break_minutes * cast(60000 as bigint)`
 
 function workedMsWhere(condition: RawBuilder<unknown>) {
-  return sql<number | string>`sum(case when ${condition} and check_out_at is not null then ${WORKED_MS} else 0 end)`
+  return sql<
+    number | string
+  >`sum(case when ${condition} and check_out_at is not null then ${WORKED_MS} else 0 end)`
 }
 
 /**

@@ -39,7 +39,10 @@ With \`Accept: text/csv\` the same query answers every entry at once (\`limit\` 
             },
             content: {
               'application/json': {
-                schema: listEnvelope(ref(TimesheetEntry), 'A page of timesheet entries, by operator_ident then date.'),
+                schema: listEnvelope(
+                  ref(TimesheetEntry),
+                  'A page of timesheet entries, by operator_ident then date.',
+                ),
               },
               'text/csv': {
                 schema: Type.String({ description: `CSV (RFC 4180): ${CSV_COLUMNS.join(',')}` }),
@@ -54,11 +57,13 @@ With \`Accept: text/csv\` the same query answers every entry at once (\`limit\` 
       const query = timesheetQuery(request.query)
       if (wantsCsv(request.headers.accept)) {
         const stream = await timesheetCsv(app.db, auth, query)
-        return reply
-          .type('text/csv; charset=utf-8')
-          .header('content-disposition', `attachment; filename="timesheet-${query.from}-${query.to}.csv"`)
-          // A stream is sent as it is; the typed reply knows only the bodies the schema describes.
-          .send(stream as never)
+        return (
+          reply
+            .type('text/csv; charset=utf-8')
+            .header('content-disposition', `attachment; filename="timesheet-${query.from}-${query.to}.csv"`)
+            // A stream is sent as it is; the typed reply knows only the bodies the schema describes.
+            .send(stream as never)
+        )
       }
       return app.paginator.pageByKey(
         `timesheet:${query.groupBy}`,

@@ -45,7 +45,10 @@ export function timesheetQuery(query: ListTimesheetsQuery): TimesheetQuery {
   const days = daysBetween(query.from, query.to) + 1
   if (days < 1) throw errors.invalidDateRange('to', 'to must not be before from.')
   if (days > MAX_TIMESHEET_DAYS) {
-    throw errors.invalidDateRange('to', `A timesheet spans at most ${MAX_TIMESHEET_DAYS} days (this one ${days}).`)
+    throw errors.invalidDateRange(
+      'to',
+      `A timesheet spans at most ${MAX_TIMESHEET_DAYS} days (this one ${days}).`,
+    )
   }
   return {
     from: query.from,
