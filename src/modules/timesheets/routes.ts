@@ -33,8 +33,8 @@ With \`Accept: text/csv\` the same query answers every entry at once (\`limit\` 
             description: 'A page of timesheet entries, or (Accept: text/csv) all of them as a CSV file.',
             headers: {
               'Content-Disposition': {
+                type: 'string',
                 description: 'CSV only: `attachment; filename="timesheet-<from>-<to>.csv"`.',
-                schema: { type: 'string' },
               },
             },
             content: {
