@@ -52,6 +52,11 @@ export async function sessionRoutes(instance: FastifyInstance): Promise<void> {
       `/v1/sessions/:id/${verb}`,
       {
         config: { scope: 'sessions:approve' },
+        // The body is optional for approve; for reject, a POST without one gets the 422 of a
+        // missing `note` rather than a 400: either way it means `{}`.
+        preValidation: async (request) => {
+          if (request.body === undefined || request.body === null) request.body = {}
+        },
         schema: {
           tags: ['Sessions'],
           summary: verb === 'approve' ? 'Approve a session after review' : 'Reject a session after review',
