@@ -37,6 +37,7 @@ export async function sessionRoutes(instance: FastifyInstance): Promise<void> {
       summary: 'Delete a session (its revisions are kept)',
       response: DeletedSession,
       run: deleteSession,
+      errorStatuses: [409],
     },
     list: listSessions,
     toApi: toSession,
