@@ -1,4 +1,4 @@
-import { type RawBuilder, sql } from 'kysely'
+import { PostgresAdapter, type RawBuilder, sql } from 'kysely'
 import type { AuthContext } from '../../core/identity.js'
 import type { Executor } from '../../db/connection.js'
 import { ownedBy } from '../../db/scope.js'
@@ -101,4 +101,38 @@ export async function operatorDetails(db: Executor, auth: AuthContext, ids: read
     .where('id', 'in', ids)
     .execute()
   return new Map(rows.map((r) => [r.id, { name: r.name, employee_id: r.employee_id }]))
+}
+
+/**
+ * How many entries the timesheet has (day or ISO-week groups): sent with a CSV as `X-Total-Count`
+ * so a download can show its progress. Weeks are numbered from 0001-01-01, a Monday.
+ */
+export async function countTimesheetEntries(
+  db: Executor,
+  auth: AuthContext,
+  f: TimesheetFilters,
+  groupBy: 'day' | 'week',
+): Promise<number> {
+  const postgres = db.getExecutor().adapter instanceof PostgresAdapter
+  const period =
+    groupBy === 'day'
+      ? sql`work_date`
+      : postgres
+        ? sql`(cast(work_date as date) - date '0001-01-01') / 7`
+        : sql`cast((julianday(work_date) - julianday('0001-01-01')) / 7 as integer)`
+  const groups = db
+    .selectFrom('sessions')
+    .select(sql<number>`1`.as('one'))
+    .where((eb) => eb.and(ownedBy(auth)))
+    .where('deleted_at', 'is', null)
+    .where('work_date', '>=', f.from)
+    .where('work_date', '<=', f.to)
+    .$if(f.operator_id !== undefined, (q) => q.where('operator_id', '=', f.operator_id ?? ''))
+    .$if(f.location_id !== undefined, (q) => q.where('location_id', '=', f.location_id ?? ''))
+    .groupBy([sql`operator_ident`, period])
+  const row = await db
+    .selectFrom(groups.as('g'))
+    .select(sql<number | string>`count(*)`.as('n'))
+    .executeTakeFirst()
+  return Number(row?.n ?? 0)
 }

@@ -32,6 +32,11 @@ With \`Accept: text/csv\` the same query answers every entry at once (\`limit\` 
           200: {
             description: 'A page of timesheet entries, or (Accept: text/csv) all of them as a CSV file.',
             headers: {
+              'X-Total-Count': {
+                type: 'integer',
+                description:
+                  'CSV only: the number of data rows (for a progress bar; sessions written while it streams may change it).',
+              },
               'Content-Disposition': {
                 type: 'string',
                 description: 'CSV only: `attachment; filename="timesheet-<from>-<to>.csv"`.',
@@ -56,10 +61,11 @@ With \`Accept: text/csv\` the same query answers every entry at once (\`limit\` 
       const auth = requireAuth(request)
       const query = timesheetQuery(request.query)
       if (wantsCsv(request.headers.accept)) {
-        const stream = await timesheetCsv(app.db, auth, query)
+        const { rows, stream } = await timesheetCsv(app.db, auth, query)
         return (
           reply
             .type('text/csv; charset=utf-8')
+            .header('x-total-count', String(rows))
             .header('content-disposition', `attachment; filename="timesheet-${query.from}-${query.to}.csv"`)
             // A stream is sent as it is; the typed reply knows only the bodies the schema describes.
             .send(stream as never)

@@ -4,7 +4,13 @@ import type { AuthContext } from '../../core/identity.js'
 import type { Executor } from '../../db/connection.js'
 import { addDays, daysBetween, isoWeekMonday } from '../../lib/dates.js'
 import { hoursOfMs } from '../../lib/hours.js'
-import { type DayKey, dayTotals, operatorDetails, type TimesheetFilters } from './repository.js'
+import {
+  countTimesheetEntries,
+  type DayKey,
+  dayTotals,
+  operatorDetails,
+  type TimesheetFilters,
+} from './repository.js'
 import { CSV_COLUMNS, type ListTimesheetsQuery, MAX_TIMESHEET_DAYS, type TimesheetEntry } from './schemas.js'
 
 export type GroupBy = 'day' | 'week'
@@ -195,7 +201,9 @@ export async function timesheetCsv(
   auth: AuthContext,
   query: TimesheetQuery,
   batch = CSV_BATCH,
-): Promise<Readable> {
+): Promise<{ rows: number; stream: Readable }> {
+  // For a download's progress only: sessions written while it streams may change the real count.
+  const rows = await countTimesheetEntries(db, auth, query, query.groupBy)
   const entries = timesheetTotals(db, auth, query, undefined, batch)
   const first = await entries.next()
   async function* chunks(): AsyncGenerator<string> {
@@ -212,7 +220,7 @@ export async function timesheetCsv(
     }
     if (chunk.length > 0) yield chunk
   }
-  return Readable.from(chunks(), { objectMode: false, encoding: 'utf8' })
+  return { rows, stream: Readable.from(chunks(), { objectMode: false, encoding: 'utf8' }) }
 }
 
 /** Whether the client asked for CSV: `text/csv` listed in Accept before `application/json`. */

@@ -401,7 +401,13 @@ describe('timesheets over HTTP', () => {
       const query = 'from=2026-01-01&to=2026-03-31'
       const pages = await all(w.api, query)
       expect(pages).toHaveLength(2700)
-      const lines = (await csv(w.api, query)).raw.body.split('\r\n')
+      const answer = await csv(w.api, query)
+      expect(answer.headers['x-total-count']).toBe('2700')
+      // 1 January 2026 is a Thursday, 31 March a Tuesday: 14 ISO weeks.
+      const weeks = await all(w.api, `${query}&group_by=week`)
+      expect(weeks).toHaveLength(30 * 14)
+      expect((await csv(w.api, `${query}&group_by=week`)).headers['x-total-count']).toBe(String(30 * 14))
+      const lines = answer.raw.body.split('\r\n')
       expect(lines[0]).toBe(HEADER)
       expect(lines.at(-1)).toBe('')
       expect(lines.slice(1, -1)).toEqual(
