@@ -1826,6 +1826,8 @@ export interface paths {
             'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
             'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
             'X-Request-Id': components['headers']['X-Request-Id']
+            /** @description CSV only: the number of data rows (for a progress bar; sessions written while it streams may change it). */
+            'X-Total-Count'?: number
             [name: string]: unknown
           }
           content: {
