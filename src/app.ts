@@ -6,6 +6,7 @@ import { errors } from './core/errors.js'
 import type { Db } from './db/connection.js'
 import { loadSecret } from './db/settings.js'
 import { enforce, identify, KeyCache, registerAuth } from './http/auth.js'
+import { consoleRoutes } from './http/console.js'
 import { BODY_LIMIT_BYTES, registerErrorHandling, sendError } from './http/error-handler.js'
 import { CreateRunner, purgeExpiredIdempotencyKeys } from './http/idempotency.js'
 import { registerOpenApi } from './http/openapi.js'
@@ -90,6 +91,7 @@ export async function buildApp({ config, db, redis }: AppDependencies): Promise<
   await app.register(sessionRoutes)
   await app.register(scanRoutes)
   await app.register(eventRoutes)
+  await app.register(consoleRoutes)
 
   // The API always has a worker for resend; it polls for deliveries only with WORKER=inline.
   const worker = createWorker(config, db, app.log)
