@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import type { FastifyInstance, FastifyReply } from 'fastify'
+import { errors } from '../core/errors.js'
 
 /**
  * The manager console: a single-page app (source in console/, built by `vite build` into
@@ -87,7 +88,8 @@ export async function consoleRoutes(app: FastifyInstance): Promise<void> {
 
   app.get<{ Params: { name: string } }>('/console/assets/:name', { schema }, async (request, reply) => {
     const asset = assets.get(request.params.name)
-    if (!asset) return reply.callNotFound()
+    // Not index.html: a missing script must fail as a missing script, not parse HTML as JavaScript.
+    if (!asset) throw errors.notFound('console asset', request.params.name)
     return secure(reply).header('cache-control', IMMUTABLE).type(asset.type).send(asset.body)
   })
   // Every other path under /console is a page of the app, which routes in the browser.
