@@ -15,8 +15,13 @@ export interface Loaded<T> {
 /** One request run when `deps` change; a stale answer never overwrites a newer one. */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> & { set: (value: T) => void } {
   const [state, setState] = useState<Loaded<T>>({ value: undefined, error: undefined, loading: true })
+  // On the render where `deps` change, `state` still holds the previous answer: it is not loaded yet.
+  const loadedFor = useRef<unknown[] | undefined>(undefined)
+  const changed =
+    loadedFor.current === undefined || deps.some((dep, i) => !Object.is(dep, loadedFor.current?.[i]))
   useEffect(() => {
     let current = true
+    loadedFor.current = deps
     setState({ value: undefined, error: undefined, loading: true })
     load().then(
       (value) => current && setState({ value, error: undefined, loading: false }),
@@ -27,7 +32,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> &
     }
   }, deps)
   const set = useCallback((value: T) => setState({ value, error: undefined, loading: false }), [])
-  return { ...state, set }
+  return changed ? { value: undefined, error: undefined, loading: true, set } : { ...state, set }
 }
 
 export interface PagedList<T> {

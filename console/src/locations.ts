@@ -27,8 +27,21 @@ export class LocationDirectory {
   }
 }
 
-/** The session's location, or undefined while loading, without one, or unreadable. */
-export function useLocation(id: string | null): Location | undefined {
+export interface KnownLocation {
+  /** Undefined for no location, a deleted one, or one the key may not read. */
+  location: Location | undefined
+  /** Whether `location` is known yet: times wait for it, rather than showing UTC first. */
+  ready: boolean
+  /** The zone a session's times are shown in: its location's, else UTC. */
+  timeZone: string
+}
+
+export function useLocation(id: string | null): KnownLocation {
   const { locations } = useSignedIn()
-  return useLoad(async () => (id === null ? undefined : locations.get(id)), [locations, id]).value
+  const loaded = useLoad(async () => (id === null ? undefined : locations.get(id)), [locations, id])
+  return {
+    location: loaded.value,
+    ready: !loaded.loading,
+    timeZone: loaded.value?.timezone ?? 'UTC',
+  }
 }

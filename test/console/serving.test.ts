@@ -46,7 +46,9 @@ describe('the console is served at /console', () => {
   it('serves the hashed assets index.html names for a year, immutable; nothing from elsewhere', async () => {
     const index = (await anonymous().get('/console')).raw.body
     const urls = [...index.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1] as string)
-    expect(urls.filter((url) => url !== 'data:,').every((url) => url.startsWith('/console/assets/'))).toBe(true)
+    expect(urls.filter((url) => url !== 'data:,').every((url) => url.startsWith('/console/assets/'))).toBe(
+      true,
+    )
     const assets = urls.filter((url) => url.startsWith('/console/assets/'))
     expect(assets.some((url) => url.endsWith('.js'))).toBe(true)
     expect(assets.some((url) => url.endsWith('.css'))).toBe(true)
@@ -70,7 +72,10 @@ describe('the console is served at /console', () => {
     const assets = path.join(CONSOLE_BUILD, 'assets')
     const gzipped = fs
       .readdirSync(assets)
-      .reduce((total, name) => total + gzipSync(fs.readFileSync(path.join(assets, name)), { level: 9 }).length, 0)
+      .reduce(
+        (total, name) => total + gzipSync(fs.readFileSync(path.join(assets, name)), { level: 9 }).length,
+        0,
+      )
     console.info(`console bundle: ${(gzipped / 1024).toFixed(1)} KB gzipped`)
     expect(gzipped).toBeGreaterThan(0)
     expect(gzipped).toBeLessThan(BUNDLE_LIMIT_BYTES)

@@ -17,7 +17,9 @@ export function chromiumAvailable(): boolean {
   if (process.env.REQUIRE_CHROMIUM === '1') {
     throw new Error(`REQUIRE_CHROMIUM=1 but ${CHROMIUM} is missing: apt-get install -y chromium`)
   }
-  console.warn(`${CHROMIUM} is missing: the console's browser tests are skipped (apt-get install -y chromium).`)
+  console.warn(
+    `${CHROMIUM} is missing: the console's browser tests are skipped (apt-get install -y chromium).`,
+  )
   return false
 }
 
@@ -40,7 +42,9 @@ export async function accessibilityViolations(page: Page): Promise<string[]> {
   await page.evaluate(axe.source)
   const violations = await page.evaluate(async () => {
     // Runs in the page: the whole document is checked.
-    const result = await (globalThis as unknown as { axe: typeof axe }).axe.run({ resultTypes: ['violations'] })
+    const result = await (globalThis as unknown as { axe: typeof axe }).axe.run({
+      resultTypes: ['violations'],
+    })
     return result.violations.map((v) => ({
       id: v.id,
       impact: v.impact ?? null,
@@ -59,4 +63,9 @@ export async function accessibilityViolations(page: Page): Promise<string[]> {
 export async function screenshot(page: Page, name: string): Promise<void> {
   if (process.env.CONSOLE_SCREENSHOTS !== '1' || dialect !== 'sqlite') return
   await page.screenshot({ path: path.join(ROOT, 'docs', 'console', `${name}.png`) })
+}
+
+/** The page's sessionStorage as JSON (an expression string: the test's TypeScript has no DOM types). */
+export function sessionStorageOf(page: Page): Promise<string> {
+  return page.evaluate<string>('JSON.stringify(sessionStorage)')
 }

@@ -1,4 +1,4 @@
-import type { Session, SessionRevision } from '../../../packages/client/src/types.js'
+import type { Location, Session, SessionRevision } from '../../../packages/client/src/types.js'
 import { pathOf } from '../api.js'
 import { Badge } from '../components/Badge.js'
 import { ErrorNotice } from '../components/ErrorNotice.js'
@@ -70,8 +70,15 @@ function RevisionEntry({ revision, zone }: { revision: SessionRevision; zone: st
   )
 }
 
-function SessionFields({ session, zone }: { session: Session; zone: string }) {
-  const location = useLocation(session.location_id)
+function SessionFields({
+  session,
+  location,
+  zone,
+}: {
+  session: Session
+  location: Location | undefined
+  zone: string
+}) {
   const rows: Array<[string, string]> = [
     ['Id', session.id],
     ['Operator', `${session.operator_ident} (${session.operator_id})`],
@@ -108,8 +115,10 @@ export function SessionDetailPage({ id }: { id: string }) {
     (cursor) => api.list<SessionRevision>(pathOf('/v1/sessions', id, 'revisions'), { limit: 50 }, cursor),
     [api, id],
   )
-  const location = useLocation(session.value?.location_id ?? null)
-  const zone = location?.timezone ?? 'UTC'
+  const place = useLocation(session.value?.location_id ?? null)
+  const zone = place.timeZone
+  // Times are shown once the location's zone is known, never first in UTC.
+  const timesReady = !session.loading && place.ready
   const deleted = session.error?.status === 404 && revisions.items.length > 0
 
   return (
@@ -129,14 +138,17 @@ export function SessionDetailPage({ id }: { id: string }) {
       ) : (
         <ErrorNotice error={session.error} />
       )}
-      {session.value && <SessionFields session={session.value} zone={zone} />}
+      {session.value && timesReady && (
+        <SessionFields session={session.value} location={place.location} zone={zone} />
+      )}
       <h2>History</h2>
       <p class="muted">Newest first, times in {zone}.</p>
       <ErrorNotice error={revisions.error} />
       <ol class="timeline">
-        {revisions.items.map((revision) => (
-          <RevisionEntry key={revision.id} revision={revision} zone={zone} />
-        ))}
+        {timesReady &&
+          revisions.items.map((revision) => (
+            <RevisionEntry key={revision.id} revision={revision} zone={zone} />
+          ))}
       </ol>
       <LoadMore
         count={revisions.items.length}

@@ -137,16 +137,14 @@ function SessionFilters({ onApply }: { onApply: (filter: SessionFilter) => void 
 }
 
 function SessionRow({ session }: { session: Session }) {
-  const location = useLocation(session.location_id)
-  const zone = location?.timezone ?? 'UTC'
+  const { location, ready, timeZone } = useLocation(session.location_id)
+  const time = (iso: string) => (ready ? localTime(iso, timeZone) : '…')
   return (
     <tr>
       <td>
-        <Link to={`/sessions/${encodeURIComponent(session.id)}`}>
-          {localTime(session.check_in.time, zone)}
-        </Link>
+        <Link to={`/sessions/${encodeURIComponent(session.id)}`}>{time(session.check_in.time)}</Link>
       </td>
-      <td>{session.check_out ? localTime(session.check_out.time, zone) : '—'}</td>
+      <td>{session.check_out ? time(session.check_out.time) : '—'}</td>
       <td>{session.operator_ident}</td>
       <td>{location?.name ?? session.location_id ?? '—'}</td>
       <td class="number">{hours(session.total_hours)}</td>
