@@ -7,7 +7,9 @@ export default defineConfig({
   base: '/console/',
   // No public/ folder: everything the page loads goes through the bundle and gets a hashed name.
   publicDir: false,
-  esbuild: { jsx: 'automatic', jsxImportSource: 'preact' },
+  // jsxDev off: a build under NODE_ENV=test (vitest starting `npm start`) or development would
+  // otherwise ship the development JSX runtime with every source location in it.
+  esbuild: { jsx: 'automatic', jsxImportSource: 'preact', jsxDev: false },
   build: {
     outDir: fileURLToPath(new URL('../dist/console', import.meta.url)),
     emptyOutDir: true,
