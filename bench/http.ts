@@ -38,6 +38,7 @@
  *                           runs the warm-up and rounds of that kind, stops, and its profile is
  *                           summarised (bench/profile-summary.ts)
  *   BENCH_PROFILE_DIR       where profiles go, default a new folder under os.tmpdir() (kept)
+ *   BENCH_RATE_LIMIT_MAX    the services' RATE_LIMIT_MAX (per key per second), default 1000000
  *   BENCH_BUILD=0           skip `npm run build` (dist/ must be current)
  *   BENCH_KEEP=1            keep the temporary folder and the PostgreSQL schema
  */
@@ -65,6 +66,8 @@ const DATABASE = oneOf('BENCH_DATABASE', ['sqlite', 'postgres'], 'sqlite')
 const PROFILE = process.env.BENCH_PROFILE ? oneOf('BENCH_PROFILE', ['post', 'get'], 'post') : undefined
 const POSTGRES_URL =
   process.env.BENCH_POSTGRES_URL ?? process.env.TEST_POSTGRES_URL ?? 'postgres://root@127.0.0.1:5432/test'
+/** Rate limiting stays on, with a limit the load never reaches (per key and second). */
+const RATE_LIMIT_MAX = intEnv('BENCH_RATE_LIMIT_MAX', 1_000_000, 1)
 const BUILD = process.env.BENCH_BUILD !== '0'
 const KEEP = process.env.BENCH_KEEP === '1'
 
@@ -165,7 +168,7 @@ async function startService(id: 'service' | 'service-pg', databaseUrl: string): 
           HOST: '127.0.0.1',
           DATABASE_URL: databaseUrl,
           WORKER: 'inline',
-          RATE_LIMIT_MAX: '1000000',
+          RATE_LIMIT_MAX: String(RATE_LIMIT_MAX),
           RATE_LIMIT_WINDOW_MS: '1000',
           LOG_LEVEL: 'silent',
           REDIS_URL: undefined,
