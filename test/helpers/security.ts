@@ -1,3 +1,4 @@
+import type { HTTPMethods } from 'fastify'
 import { expect } from 'vitest'
 import { ALL_SCOPES, grants } from '../../src/modules/keys/scopes.js'
 import type { ApiClient, ApiResponse, TestApp } from './app.js'
@@ -13,9 +14,9 @@ export interface SecuredRequest {
 /** Makes, with the owner's live key, what a route's request needs, and returns the request. */
 export type PrepareRequest = (owner: ApiClient) => Promise<SecuredRequest>
 
-function send(api: ApiClient, method: string, request: SecuredRequest): Promise<ApiResponse> {
+function send(api: ApiClient, method: HTTPMethods, request: SecuredRequest): Promise<ApiResponse> {
   return api.request({
-    method: method as 'GET',
+    method,
     url: request.path,
     ...(request.body === undefined ? {} : { payload: request.body as object }),
   })
