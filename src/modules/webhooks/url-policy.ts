@@ -209,7 +209,7 @@ export interface SafeDispatcherOptions {
  * `private_address`, code `ERR_UNSAFE_WEBHOOK_URL`), wrapped by `fetch` as the `cause`.
  *
  * Redirects are the caller's business: undici's `request` never follows them, and `fetch` must be called
- * with `redirect: 'manual'` (decisions.md: a 3xx is a failure). A followed redirect would still pass
+ * with `redirect: 'manual'` (docs/webhooks.md: a 3xx is a failure). A followed redirect would still pass
  * through this connector, so it could not reach a private address either.
  */
 export function createSafeDispatcher(options: SafeDispatcherOptions): Agent {
