@@ -6,6 +6,7 @@ import type { Db } from './db/connection.js'
 import { loadSecret } from './db/settings.js'
 import { enforce, identify, KeyCache, registerAuth } from './http/auth.js'
 import { answerUnsupportedRequests, clientErrorHandler } from './http/client-errors.js'
+import { consoleRoutes } from './http/console.js'
 import { BODY_LIMIT_BYTES, registerErrorHandling, sendError } from './http/error-handler.js'
 import { CreateRunner, purgeExpiredIdempotencyKeys } from './http/idempotency.js'
 import { registerOpenApi } from './http/openapi.js'
@@ -98,6 +99,7 @@ export async function buildApp({ config, db, redis }: AppDependencies): Promise<
   await app.register(payPeriodRoutes)
   await app.register(timesheetRoutes)
   await app.register(eventRoutes)
+  await app.register(consoleRoutes)
 
   // Resends are sent from the API process itself, whether or not it runs the worker.
   const sender = new DeliverySender({

@@ -9,6 +9,7 @@ import { EVENT_TYPES } from '../src/modules/events/types.js'
 import { WebhookEndpoint } from '../src/modules/webhooks/schemas.js'
 import { TEST_EVENT_TYPE } from '../src/modules/webhooks/subscription.js'
 import { buildTestApp, ResponseConformance, type TestApp } from './helpers/app.js'
+import { registeredRoutes } from './helpers/routes.js'
 
 type Json = Record<string, unknown>
 interface Operation {
@@ -32,24 +33,6 @@ interface Document {
     parameters: Record<string, { name: string; in: string; required?: boolean }>
     headers: Record<string, Json>
   }
-}
-
-/**
- * Every route the app registered, from Fastify's own route table (`printRoutes` with full
- * segments): a tree whose nesting is four characters per level.
- */
-function registeredRoutes(app: FastifyInstance): Array<{ method: string; url: string }> {
-  const routes: Array<{ method: string; url: string }> = []
-  const stack: string[] = []
-  for (const line of app.printRoutes({ commonPrefix: false }).split('\n')) {
-    if (line.trim() === '') continue
-    const match = /^((?:│ {3}| {4})*)(?:├── |└── )(.*?)(?: \(([A-Z, ]+)\))?$/.exec(line)
-    if (!match) throw new Error(`unexpected printRoutes line: ${line}`)
-    stack.length = (match[1] ?? '').length / 4
-    stack.push(match[2] ?? '')
-    for (const method of match[3]?.split(', ') ?? []) routes.push({ method, url: stack.join('') })
-  }
-  return routes
 }
 
 const toTemplate = (url: string) => url.replace(/:([A-Za-z_]+)/g, '{$1}')

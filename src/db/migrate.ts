@@ -34,27 +34,7 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
     allowUnorderedMigrations: true,
     ...(migrationTableSchema ? { migrationTableSchema } : {}),
   })
-  for (let attempt = 1; ; attempt++) {
-    const { error, results } = await migrator.migrateToLatest()
-    if (!error) return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
-    if (attempt < MAX_ATTEMPTS && droppedMeanwhile(error)) {
-      await new Promise((resolve) => setTimeout(resolve, 20 * attempt))
-      continue
-    }
-    throw error instanceof Error ? error : new Error(String(error))
-  }
-}
-
-const MAX_ATTEMPTS = 8
-
-/**
- * To find its bookkeeping table, Kysely's migrator lists the tables of every schema through
- * functions that take names (`has_schema_privilege`, `pg_get_serial_sequence`); when another
- * session drops a schema or table between the catalog read and those calls, PostgreSQL answers
- * 3F000, 42P01 or 42703 about something that is not ours. The migrator is idempotent and holds its lock
- * only while migrating, so such a run is simply run again.
- */
-function droppedMeanwhile(error: unknown): boolean {
-  const code = (error as { code?: unknown })?.code
-  return code === '3F000' || code === '42P01' || code === '42703'
+  const { error, results } = await migrator.migrateToLatest()
+  if (error) throw error instanceof Error ? error : new Error(String(error))
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
 }

@@ -5,7 +5,7 @@ import { Writable } from 'node:stream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { main } from '../../packages/client/src/export/cli.js'
 import { AttendanceApiError, type AttendanceClient } from '../../packages/client/src/index.js'
-import { ROOT, run } from '../helpers/process.js'
+import { run } from '../helpers/process.js'
 import { type ServedApp, serveApp } from './setup.js'
 
 const HEADER =

@@ -1,0 +1,91 @@
+import type { ErrorEnvelope, ListEnvelope } from '../../packages/client/src/types.js'
+
+/** A refused or failed request: the API's error envelope, or `status` 0 when the service was unreachable. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly type: string,
+    message: string,
+    readonly code?: string,
+    readonly requestId?: string,
+  ) {
+    super(message)
+  }
+}
+
+export type Query = Record<string, string | number | boolean | undefined>
+
+/** The public /v1 API of the service that served this page, called with the signed-in key. */
+export class Api {
+  constructor(private readonly key: string) {}
+
+  get<T>(path: string, query: Query = {}): Promise<T> {
+    return this.request<T>('GET', withQuery(path, query))
+  }
+
+  /** One page of a list, newest first; `cursor` is the previous page's `next_cursor`. */
+  list<T>(path: string, query: Query, cursor?: string): Promise<ListEnvelope<T>> {
+    return this.get<ListEnvelope<T>>(path, { ...query, cursor })
+  }
+
+  post<T>(path: string, body?: unknown): Promise<T> {
+    return this.request<T>('POST', path, body)
+  }
+
+  patch<T>(path: string, body: unknown): Promise<T> {
+    return this.request<T>('PATCH', path, body)
+  }
+
+  delete<T>(path: string): Promise<T> {
+    return this.request<T>('DELETE', path)
+  }
+
+  private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const headers: Record<string, string> = { authorization: `Bearer ${this.key}` }
+    if (body !== undefined) headers['content-type'] = 'application/json'
+    let response: Response
+    try {
+      response = await fetch(path, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        // Answers carry account data: keep them out of the HTTP cache.
+        cache: 'no-store',
+        credentials: 'omit',
+      })
+    } catch {
+      throw new ApiError(
+        0,
+        'network_error',
+        'The service could not be reached. Check the connection and retry.',
+      )
+    }
+    const text = await response.text()
+    const parsed: unknown = text.length > 0 ? JSON.parse(text) : undefined
+    if (!response.ok) {
+      const error = (parsed as ErrorEnvelope | undefined)?.error
+      throw new ApiError(
+        response.status,
+        error?.type ?? 'api_error',
+        error?.message ?? `HTTP ${response.status}`,
+        error?.code ?? undefined,
+        error?.request_id,
+      )
+    }
+    return parsed as T
+  }
+}
+
+/** Path segments are ids from the API or the address bar: encode them so they stay one segment. */
+export function pathOf(...segments: string[]): string {
+  return segments.map((segment, i) => (i === 0 ? segment : encodeURIComponent(segment))).join('/')
+}
+
+function withQuery(path: string, query: Query): string {
+  const params = new URLSearchParams()
+  for (const [name, value] of Object.entries(query)) {
+    if (value !== undefined && value !== '') params.set(name, String(value))
+  }
+  const search = params.toString()
+  return search ? `${path}?${search}` : path
+}

@@ -1,0 +1,123 @@
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks'
+import type { ListEnvelope } from '../../packages/client/src/types.js'
+import { ApiError } from './api.js'
+
+function asApiError(error: unknown): ApiError {
+  return error instanceof ApiError ? error : new ApiError(0, 'client_error', String(error))
+}
+
+export interface Loaded<T> {
+  value: T | undefined
+  error: ApiError | undefined
+  loading: boolean
+}
+
+/** One request run when `deps` change; a stale answer never overwrites a newer one. */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> & { set: (value: T) => void } {
+  const [state, setState] = useState<Loaded<T>>({ value: undefined, error: undefined, loading: true })
+  // On the render where `deps` change, `state` still holds the previous answer: it is not loaded yet.
+  const loadedFor = useRef<unknown[] | undefined>(undefined)
+  const changed =
+    loadedFor.current === undefined || deps.some((dep, i) => !Object.is(dep, loadedFor.current?.[i]))
+  useEffect(() => {
+    let current = true
+    loadedFor.current = deps
+    setState({ value: undefined, error: undefined, loading: true })
+    load().then(
+      (value) => current && setState({ value, error: undefined, loading: false }),
+      (error: unknown) => current && setState({ value: undefined, error: asApiError(error), loading: false }),
+    )
+    return () => {
+      current = false
+    }
+  }, deps)
+  const set = useCallback((value: T) => setState({ value, error: undefined, loading: false }), [])
+  return changed ? { value: undefined, error: undefined, loading: true, set } : { ...state, set }
+}
+
+export interface PagedList<T> {
+  items: T[]
+  error: ApiError | undefined
+  loading: boolean
+  hasMore: boolean
+  loadMore: () => void
+  /** Puts an updated object (same `id`) in place of the loaded one. */
+  replace: (item: T) => void
+}
+
+/**
+ * A list read page by page through the API's cursors: the first page when `deps` change, the next
+ * one on `loadMore`. Nothing is loaded that the user did not ask for.
+ */
+export function usePagedList<T extends { id: string }>(
+  fetchPage: (cursor: string | undefined) => Promise<ListEnvelope<T>>,
+  deps: unknown[],
+): PagedList<T> {
+  const [items, setItems] = useState<T[]>([])
+  const [error, setError] = useState<ApiError | undefined>()
+  const [loading, setLoading] = useState(true)
+  const [cursor, setCursor] = useState<string | null>(null)
+  // Filters changing while a page loads make that page stale: each first load starts a generation.
+  const generation = useRef(0)
+
+  const load = useCallback((from: string | undefined, append: boolean) => {
+    const mine = generation.current
+    setLoading(true)
+    setError(undefined)
+    fetchPage(from).then(
+      (page) => {
+        if (mine !== generation.current) return
+        setItems((previous) => (append ? [...previous, ...page.data] : page.data))
+        setCursor(page.has_more ? page.next_cursor : null)
+        setLoading(false)
+      },
+      (failure: unknown) => {
+        if (mine !== generation.current) return
+        setError(asApiError(failure))
+        setLoading(false)
+      },
+    )
+  }, deps)
+
+  useEffect(() => {
+    generation.current += 1
+    setItems([])
+    setCursor(null)
+    load(undefined, false)
+  }, [load])
+
+  return {
+    items,
+    error,
+    loading,
+    hasMore: cursor !== null,
+    loadMore: () => {
+      if (cursor !== null && !loading) load(cursor, true)
+    },
+    replace: (item) => setItems((previous) => previous.map((old) => (old.id === item.id ? item : old))),
+  }
+}
+
+export interface Action {
+  run: (work: () => Promise<void>) => Promise<void>
+  pending: boolean
+  error: ApiError | undefined
+}
+
+/** A button's request: pending while it runs (the button is disabled), its error kept for display. */
+export function useAction(): Action {
+  const [pending, setPending] = useState(false)
+  const [error, setError] = useState<ApiError | undefined>()
+  const run = async (work: () => Promise<void>) => {
+    setPending(true)
+    setError(undefined)
+    try {
+      await work()
+    } catch (failure) {
+      setError(asApiError(failure))
+    } finally {
+      setPending(false)
+    }
+  }
+  return { run, pending, error }
+}

@@ -1,0 +1,154 @@
+import { useState } from 'preact/hooks'
+import type { Operator } from '../../../packages/client/src/types.js'
+import { pathOf } from '../api.js'
+import { Badge } from '../components/Badge.js'
+import { ErrorNotice } from '../components/ErrorNotice.js'
+import { LoadMore } from '../components/LoadMore.js'
+import { PageTitle } from '../components/PageTitle.js'
+import { useSignedIn } from '../context.js'
+import { useAction, useLoad, usePagedList } from '../hooks.js'
+
+type ActiveFilter = '' | 'true' | 'false'
+
+function matches(operator: Operator, search: string): boolean {
+  const needle = search.trim().toLowerCase()
+  return (
+    needle === '' ||
+    operator.ident.toLowerCase().includes(needle) ||
+    (operator.name ?? '').toLowerCase().includes(needle)
+  )
+}
+
+/** Deactivate is the API's soft delete (DELETE); reactivate is PATCH is_active: true (docs/operators.md). */
+function ActivationButton({ operator, onChanged }: { operator: Operator; onChanged: (o: Operator) => void }) {
+  const { api } = useSignedIn()
+  const action = useAction()
+  const path = pathOf('/v1/operators', operator.id)
+  const toggle = () =>
+    action.run(async () =>
+      onChanged(
+        operator.is_active
+          ? await api.delete<Operator>(path)
+          : await api.patch<Operator>(path, { is_active: true }),
+      ),
+    )
+  const verb = operator.is_active ? 'Deactivate' : 'Reactivate'
+  return (
+    <>
+      <button
+        type="button"
+        class="secondary"
+        onClick={toggle}
+        disabled={action.pending}
+        aria-label={`${verb} ${operator.ident}`}
+      >
+        {verb}
+      </button>
+      <ErrorNotice error={action.error} />
+    </>
+  )
+}
+
+function OperatorRow({ operator, onChanged }: { operator: Operator; onChanged: (o: Operator) => void }) {
+  return (
+    <tr>
+      <td>{operator.ident}</td>
+      <td>{operator.name ?? '—'}</td>
+      <td>{operator.employee_id ?? '—'}</td>
+      <td>
+        {operator.is_active ? <Badge tone="good">active</Badge> : <Badge tone="neutral">inactive</Badge>}
+      </td>
+      <td>
+        <ActivationButton operator={operator} onChanged={onChanged} />
+      </td>
+    </tr>
+  )
+}
+
+/**
+ * GET /v1/operators filters by exact `ident` and by `is_active`, not by name: the search box filters
+ * the pages loaded so far, and an exact ident is also asked of the API so it is found even when it
+ * is not loaded yet.
+ */
+export function OperatorsPage() {
+  const { api } = useSignedIn()
+  const [search, setSearch] = useState('')
+  const [active, setActive] = useState<ActiveFilter>('')
+  const list = usePagedList<Operator>(
+    (cursor) => api.list<Operator>('/v1/operators', { is_active: active, limit: 50 }, cursor),
+    [api, active],
+  )
+  const trimmed = search.trim()
+  const exact = useLoad(
+    async () =>
+      trimmed === ''
+        ? []
+        : (await api.list<Operator>('/v1/operators', { ident: trimmed, is_active: active })).data,
+    [api, trimmed, active],
+  )
+  const shown = list.items.filter((operator) => matches(operator, search))
+  const extra = (exact.value ?? []).filter((found) => !shown.some((operator) => operator.id === found.id))
+  const onChanged = (operator: Operator) => {
+    list.replace(operator)
+    if (extra.some((found) => found.id === operator.id)) exact.set([operator])
+  }
+
+  return (
+    <>
+      <PageTitle>Operators</PageTitle>
+      <form class="filters" onSubmit={(event) => event.preventDefault()}>
+        <div>
+          <label for="operator-search">Search by ident or name</label>
+          <input
+            id="operator-search"
+            type="search"
+            value={search}
+            onInput={(event) => setSearch(event.currentTarget.value)}
+            aria-describedby="operator-search-help"
+          />
+        </div>
+        <div>
+          <label for="operator-active">Status</label>
+          <select
+            id="operator-active"
+            value={active}
+            onChange={(event) => setActive(event.currentTarget.value as ActiveFilter)}
+          >
+            <option value="">All</option>
+            <option value="true">Active</option>
+            <option value="false">Inactive</option>
+          </select>
+        </div>
+      </form>
+      <p id="operator-search-help" class="muted">
+        The API searches by exact ident only; names and parts of idents are matched among the operators loaded
+        below (load more to search further).
+      </p>
+      <ErrorNotice error={list.error ?? exact.error} />
+      <table>
+        <caption class="visually-hidden">Operators, newest first</caption>
+        <thead>
+          <tr>
+            <th scope="col">Ident</th>
+            <th scope="col">Name</th>
+            <th scope="col">Employee id</th>
+            <th scope="col">Status</th>
+            <th scope="col">Action</th>
+          </tr>
+        </thead>
+        <tbody>
+          {[...extra, ...shown].map((operator) => (
+            <OperatorRow key={operator.id} operator={operator} onChanged={onChanged} />
+          ))}
+        </tbody>
+      </table>
+      <LoadMore
+        count={list.items.length}
+        noun="operators loaded"
+        hasMore={list.hasMore}
+        loading={list.loading}
+        onLoadMore={list.loadMore}
+      />
+    </>
+  )
+}

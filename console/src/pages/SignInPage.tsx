@@ -1,0 +1,68 @@
+import { useState } from 'preact/hooks'
+import { Api, ApiError } from '../api.js'
+import { ErrorNotice } from '../components/ErrorNotice.js'
+import { PageTitle } from '../components/PageTitle.js'
+import { modeOfKey } from '../session-key.js'
+
+/**
+ * Asks the API whether it accepts the key. A 403 is an answer too: the key is genuine but lacks
+ * sessions:read, and the pages it can use still work.
+ */
+async function checkKey(key: string): Promise<void> {
+  try {
+    await new Api(key).get('/v1/sessions', { limit: 1 })
+  } catch (error) {
+    if (!(error instanceof ApiError && error.type === 'insufficient_scope')) throw error
+  }
+}
+
+export function SignInPage({ onSignedIn }: { onSignedIn: (key: string) => void }) {
+  const [key, setKey] = useState('')
+  const [problem, setProblem] = useState<ApiError | undefined>()
+  const [checking, setChecking] = useState(false)
+
+  const submit = async (event: Event) => {
+    event.preventDefault()
+    const trimmed = key.trim()
+    if (!modeOfKey(trimmed)) {
+      setProblem(new ApiError(0, 'invalid_key', 'An API key starts with sk_test_ or sk_live_.'))
+      return
+    }
+    setChecking(true)
+    setProblem(undefined)
+    try {
+      await checkKey(trimmed)
+      onSignedIn(trimmed)
+    } catch (error) {
+      setProblem(error instanceof ApiError ? error : new ApiError(0, 'client_error', String(error)))
+      setChecking(false)
+    }
+  }
+
+  return (
+    <main class="sign-in">
+      <PageTitle>Sign in</PageTitle>
+      <p>
+        Paste an API key. It stays in this browser tab only (session storage) and is sent to this service
+        alone; closing the tab or signing out forgets it.
+      </p>
+      <form onSubmit={submit}>
+        <label for="api-key">API key</label>
+        <input
+          id="api-key"
+          name="api-key"
+          type="password"
+          autocomplete="off"
+          spellcheck={false}
+          value={key}
+          onInput={(event) => setKey(event.currentTarget.value)}
+          required
+        />
+        <button type="submit" disabled={checking}>
+          {checking ? 'Checking…' : 'Sign in'}
+        </button>
+      </form>
+      <ErrorNotice error={problem} signedIn={false} />
+    </main>
+  )
+}

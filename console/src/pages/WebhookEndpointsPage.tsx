@@ -1,0 +1,106 @@
+import type { WebhookEndpoint } from '../../../packages/client/src/types.js'
+import { pathOf } from '../api.js'
+import { Badge } from '../components/Badge.js'
+import { ErrorNotice } from '../components/ErrorNotice.js'
+import { LoadMore } from '../components/LoadMore.js'
+import { PageTitle } from '../components/PageTitle.js'
+import { useSignedIn } from '../context.js'
+import { words } from '../format.js'
+import { useAction, usePagedList } from '../hooks.js'
+import { Link } from '../router.js'
+
+export function EndpointStatus({ endpoint }: { endpoint: WebhookEndpoint }) {
+  return endpoint.status === 'enabled' ? (
+    <Badge tone="good">enabled</Badge>
+  ) : (
+    <Badge tone="bad">{`disabled: ${words(endpoint.disabled_reason)}`}</Badge>
+  )
+}
+
+/** Re-enabling restarts the failure count; events of the disabled period are not sent (docs/webhooks.md). */
+function ReEnableButton({
+  endpoint,
+  onChanged,
+}: {
+  endpoint: WebhookEndpoint
+  onChanged: (endpoint: WebhookEndpoint) => void
+}) {
+  const { api } = useSignedIn()
+  const action = useAction()
+  if (endpoint.status === 'enabled') return null
+  const reEnable = () =>
+    action.run(async () =>
+      onChanged(
+        await api.patch<WebhookEndpoint>(pathOf('/v1/webhook-endpoints', endpoint.id), { status: 'enabled' }),
+      ),
+    )
+  return (
+    <>
+      <button
+        type="button"
+        class="secondary"
+        onClick={reEnable}
+        disabled={action.pending}
+        aria-label={`Re-enable ${endpoint.url}`}
+      >
+        Re-enable
+      </button>
+      <ErrorNotice error={action.error} />
+    </>
+  )
+}
+
+export function WebhookEndpointsPage() {
+  const { api } = useSignedIn()
+  const list = usePagedList<WebhookEndpoint>(
+    (cursor) => api.list<WebhookEndpoint>('/v1/webhook-endpoints', { limit: 50 }, cursor),
+    [api],
+  )
+  return (
+    <>
+      <PageTitle>Webhook endpoints</PageTitle>
+      <ErrorNotice error={list.error} />
+      <table>
+        <caption class="visually-hidden">Webhook endpoints, newest first</caption>
+        <thead>
+          <tr>
+            <th scope="col">URL</th>
+            <th scope="col">Events</th>
+            <th scope="col">Status</th>
+            <th scope="col">Actions</th>
+          </tr>
+        </thead>
+        <tbody>
+          {list.items.map((endpoint) => (
+            <tr key={endpoint.id}>
+              <td>
+                <code>{endpoint.url}</code>
+                {endpoint.description && <div class="muted">{endpoint.description}</div>}
+              </td>
+              <td>{endpoint.enabled_events.join(', ')}</td>
+              <td>
+                <EndpointStatus endpoint={endpoint} />
+              </td>
+              <td class="actions">
+                <Link
+                  to={`/webhooks/${encodeURIComponent(endpoint.id)}`}
+                  aria-label={`Delivery log of ${endpoint.url}`}
+                >
+                  Delivery log
+                </Link>
+                <ReEnableButton endpoint={endpoint} onChanged={list.replace} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <LoadMore
+        count={list.items.length}
+        noun="endpoints"
+        hasMore={list.hasMore}
+        loading={list.loading}
+        onLoadMore={list.loadMore}
+      />
+    </>
+  )
+}

@@ -1,0 +1,71 @@
+import fs from 'node:fs'
+import path from 'node:path'
+import axe from 'axe-core'
+import { type Browser, chromium, type Page } from 'playwright-core'
+import { dialect } from './database.js'
+import { ROOT } from './process.js'
+
+/** Debian's Chromium: playwright-core drives it, and never downloads a browser of its own. */
+export const CHROMIUM = '/usr/bin/chromium'
+
+/**
+ * Whether browser tests run. Without Chromium they are skipped with a message, unless
+ * REQUIRE_CHROMIUM=1 (as in .ci/run), where a missing browser fails the run.
+ */
+export function chromiumAvailable(): boolean {
+  if (fs.existsSync(CHROMIUM)) return true
+  if (process.env.REQUIRE_CHROMIUM === '1') {
+    throw new Error(`REQUIRE_CHROMIUM=1 but ${CHROMIUM} is missing: apt-get install -y chromium`)
+  }
+  console.warn(
+    `${CHROMIUM} is missing: the console's browser tests are skipped (apt-get install -y chromium).`,
+  )
+  return false
+}
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    // Containers run tests as root (no sandbox possible) with a small /dev/shm.
+    args: ['--no-sandbox', '--disable-dev-shm-usage'],
+  })
+}
+
+export const VIEWPORT = { width: 1280, height: 800 }
+
+/**
+ * The serious and critical axe-core violations of the page as it is now, one line each. axe's
+ * source is evaluated through the DevTools protocol, which the page's CSP does not govern.
+ */
+export async function accessibilityViolations(page: Page): Promise<string[]> {
+  await page.evaluate(axe.source)
+  const violations = await page.evaluate(async () => {
+    // Runs in the page: the whole document is checked.
+    const result = await (globalThis as unknown as { axe: typeof axe }).axe.run({
+      resultTypes: ['violations'],
+    })
+    return result.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact ?? null,
+      targets: v.nodes.map((node) => node.target.join(' ')).slice(0, 3),
+    }))
+  })
+  return violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.impact} ${v.id}: ${v.targets.join(', ')}`)
+}
+
+/**
+ * docs/console/<name>.png, only with CONSOLE_SCREENSHOTS=1 (so an ordinary run never rewrites the
+ * committed images) and only on one database (both would write the same files).
+ */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  if (process.env.CONSOLE_SCREENSHOTS !== '1' || dialect !== 'sqlite') return
+  await page.screenshot({ path: path.join(ROOT, 'docs', 'console', `${name}.png`) })
+}
+
+/** The page's sessionStorage as JSON (an expression string: the test's TypeScript has no DOM types). */
+export function sessionStorageOf(page: Page): Promise<string> {
+  return page.evaluate<string>('JSON.stringify(sessionStorage)')
+}
