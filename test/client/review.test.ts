@@ -194,10 +194,7 @@ describe('the client: review, pay periods, timesheets', () => {
           '--group-by',
           'week',
         ],
-        {
-          cwd: ROOT,
-          env: { ...process.env, ATTENDANCE_API_KEY: key.secret, ATTENDANCE_BASE_URL: served.baseUrl },
-        },
+        { env: { ATTENDANCE_API_KEY: key.secret, ATTENDANCE_BASE_URL: served.baseUrl } },
       )
       expect(result.code, result.stderr).toBe(0)
       expect(result.stdout).toBe(
