@@ -44,14 +44,14 @@ function workedMsWhere(condition: RawBuilder<unknown>) {
  * group order, so the database aggregates as it reads and stops at `take` groups: a first page
  * reads a few operators' sessions, not the month.
  */
-export async function dayTotals(
+export function dayTotalsQuery(
   db: Executor,
   auth: AuthContext,
   f: TimesheetFilters,
   start: DayKey | undefined,
   take: number,
-): Promise<DayTotalsRow[]> {
-  const rows = await db
+) {
+  return db
     .selectFrom('sessions')
     .select([
       'operator_ident',
@@ -76,7 +76,16 @@ export async function dayTotals(
     .orderBy('operator_ident')
     .orderBy('work_date')
     .limit(take)
-    .execute()
+}
+
+export async function dayTotals(
+  db: Executor,
+  auth: AuthContext,
+  f: TimesheetFilters,
+  start: DayKey | undefined,
+  take: number,
+): Promise<DayTotalsRow[]> {
+  const rows = await dayTotalsQuery(db, auth, f, start, take).execute()
   // PostgreSQL answers sums of bigint as numeric (text); every value here is an integer well
   // inside 2^53.
   return rows.map((r) => ({
