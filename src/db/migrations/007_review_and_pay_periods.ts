@@ -91,10 +91,13 @@ export async function up(db: Kysely<any>): Promise<void> {
     .columns(['account_id', 'livemode', 'review_status', 'work_date'])
     .where(sql.ref('deleted_at'), 'is', null)
     .execute()
+  // Work-date ranges (the list filters; counting a timesheet's rows for a download's progress,
+  // which reads only this index).
   await db.schema
     .createIndex('sessions_work_date')
     .on('sessions')
-    .columns(['account_id', 'livemode', 'work_date', 'id'])
+    .columns(['account_id', 'livemode', 'work_date', 'operator_ident'])
+    .where(sql.ref('deleted_at'), 'is', null)
     .execute()
 
   await db.schema

@@ -51,31 +51,40 @@ export function dayTotalsQuery(
   start: DayKey | undefined,
   take: number,
 ) {
-  return db
-    .selectFrom('sessions')
-    .select([
-      'operator_ident',
-      'work_date',
-      sql<string>`max(operator_id)`.as('operator_id'),
-      workedMsWhere(sql`review_status in ('approved', 'not_required')`).as('approved_ms'),
-      workedMsWhere(sql`review_status = 'pending'`).as('pending_ms'),
-      workedMsWhere(sql`review_status = 'rejected'`).as('rejected_ms'),
-      sql<number | string>`count(*)`.as('sessions'),
-      sql<number | string>`sum(case when status = 'open' then 1 else 0 end)`.as('open_sessions'),
-    ])
-    .where((eb) => eb.and(ownedBy(auth)))
-    .where('deleted_at', 'is', null)
-    .where('work_date', '>=', f.from)
-    .where('work_date', '<=', f.to)
-    .$if(f.operator_id !== undefined, (q) => q.where('operator_id', '=', f.operator_id ?? ''))
-    .$if(f.location_id !== undefined, (q) => q.where('location_id', '=', f.location_id ?? ''))
-    .$if(start !== undefined, (q) =>
-      q.where(sql<boolean>`(operator_ident, work_date) >= (${start?.operatorIdent}, ${start?.date})`),
-    )
-    .groupBy(['operator_ident', 'work_date'])
-    .orderBy('operator_ident')
-    .orderBy('work_date')
-    .limit(take)
+  // SQLite's planner, without statistics, would rather read the month through sessions_work_date
+  // and sort it; a unary + on the range's column (SQLite's own idiom) keeps that index out, so it
+  // takes sessions_timesheet, in group order, and stops after `take` groups. PostgreSQL plans on
+  // statistics and needs no such hint (the plans are in docs/performance.md).
+  const workDate = db.getExecutor().adapter instanceof PostgresAdapter ? sql`work_date` : sql`+work_date`
+  return (
+    db
+      .selectFrom('sessions')
+      .select([
+        'operator_ident',
+        'work_date',
+        sql<string>`max(operator_id)`.as('operator_id'),
+        workedMsWhere(sql`review_status in ('approved', 'not_required')`).as('approved_ms'),
+        workedMsWhere(sql`review_status = 'pending'`).as('pending_ms'),
+        workedMsWhere(sql`review_status = 'rejected'`).as('rejected_ms'),
+        sql<number | string>`count(*)`.as('sessions'),
+        sql<number | string>`sum(case when status = 'open' then 1 else 0 end)`.as('open_sessions'),
+      ])
+      .where((eb) => eb.and(ownedBy(auth)))
+      .where('deleted_at', 'is', null)
+      .where(sql<boolean>`${workDate} >= ${f.from} and ${workDate} <= ${f.to}`)
+      .$if(f.operator_id !== undefined, (q) => q.where('operator_id', '=', f.operator_id ?? ''))
+      .$if(f.location_id !== undefined, (q) => q.where('location_id', '=', f.location_id ?? ''))
+      // Always a keyset bound, from ('', from) on the first batch: it makes the index in group order
+      // (sessions_timesheet) the obvious plan, so the database aggregates as it reads and stops after
+      // `take` groups, instead of aggregating the whole range through the work-date index and sorting.
+      .where(
+        sql<boolean>`(operator_ident, work_date) >= (${start?.operatorIdent ?? ''}, ${start?.date ?? f.from})`,
+      )
+      .groupBy(['operator_ident', 'work_date'])
+      .orderBy('operator_ident')
+      .orderBy('work_date')
+      .limit(take)
+  )
 }
 
 export async function dayTotals(
@@ -138,7 +147,8 @@ export async function countTimesheetEntries(
     .where('work_date', '<=', f.to)
     .$if(f.operator_id !== undefined, (q) => q.where('operator_id', '=', f.operator_id ?? ''))
     .$if(f.location_id !== undefined, (q) => q.where('location_id', '=', f.location_id ?? ''))
-    .groupBy([sql`operator_ident`, period])
+    // Period first: the order of sessions_work_date (work_date, operator_ident), read alone.
+    .groupBy([period, sql`operator_ident`])
   const row = await db
     .selectFrom(groups.as('g'))
     .select(sql<number | string>`count(*)`.as('n'))
