@@ -7,6 +7,7 @@ import { resolveLocation } from '../locations/service.js'
 import { resolveReference } from '../shared/references.js'
 import {
   createResource,
+  listService,
   lockResource,
   type ResourceStore,
   retrieveResource,
@@ -22,7 +23,7 @@ import {
   toDevice,
   updateDeviceRow,
 } from './repository.js'
-import type { CreateDeviceBody, Device, ListDevicesQuery, UpdateDeviceBody } from './schemas.js'
+import type { CreateDeviceBody, Device, UpdateDeviceBody } from './schemas.js'
 
 const devices: ResourceStore<DeviceRow, Device> = {
   name: 'device',
@@ -53,15 +54,7 @@ export function retrieveDevice(db: Executor, auth: AuthContext, id: string): Pro
   return retrieveResource(db, auth, devices, id)
 }
 
-export async function listDevices(
-  db: Executor,
-  auth: AuthContext,
-  query: ListDevicesQuery,
-  beforeId: string | undefined,
-  take: number,
-): Promise<Device[]> {
-  return (await listDeviceRows(db, auth, query, beforeId, take)).map(toDevice)
-}
+export const listDevices = listService(listDeviceRows, toDevice)
 
 export function updateDevice(
   trx: Trx,

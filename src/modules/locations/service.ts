@@ -8,6 +8,7 @@ import { recordEvent } from '../events/outbox.js'
 import { resolveReference } from '../shared/references.js'
 import {
   createResource,
+  listService,
   lockResource,
   type ResourceStore,
   retrieveResource,
@@ -23,7 +24,7 @@ import {
   toLocation,
   updateLocationRow,
 } from './repository.js'
-import type { CreateLocationBody, ListLocationsQuery, Location, UpdateLocationBody } from './schemas.js'
+import type { CreateLocationBody, Location, UpdateLocationBody } from './schemas.js'
 
 const locations: ResourceStore<LocationRow, Location> = {
   name: 'location',
@@ -55,15 +56,7 @@ export function retrieveLocation(db: Executor, auth: AuthContext, id: string): P
   return retrieveResource(db, auth, locations, id)
 }
 
-export async function listLocations(
-  db: Executor,
-  auth: AuthContext,
-  query: ListLocationsQuery,
-  beforeId: string | undefined,
-  take: number,
-): Promise<Location[]> {
-  return (await listLocationRows(db, auth, query, beforeId, take)).map(toLocation)
-}
+export const listLocations = listService(listLocationRows, toLocation)
 
 export function updateLocation(
   trx: Trx,

@@ -5,7 +5,13 @@ import { toFlag } from '../../db/schema.js'
 import { changedFields } from '../../lib/changes.js'
 import { recordEvent } from '../events/outbox.js'
 import { resolveReference } from '../shared/references.js'
-import { createResource, type ResourceStore, retrieveResource, updateResource } from '../shared/resources.js'
+import {
+  createResource,
+  listService,
+  type ResourceStore,
+  retrieveResource,
+  updateResource,
+} from '../shared/resources.js'
 import {
   findOperator,
   findOperatorsBy,
@@ -15,7 +21,7 @@ import {
   toOperator,
   updateOperatorRow,
 } from './repository.js'
-import type { CreateOperatorBody, ListOperatorsQuery, Operator, UpdateOperatorBody } from './schemas.js'
+import type { CreateOperatorBody, Operator, UpdateOperatorBody } from './schemas.js'
 
 const operators: ResourceStore<OperatorRow, Operator> = {
   name: 'operator',
@@ -41,15 +47,7 @@ export function retrieveOperator(db: Executor, auth: AuthContext, id: string): P
   return retrieveResource(db, auth, operators, id)
 }
 
-export async function listOperators(
-  db: Executor,
-  auth: AuthContext,
-  query: ListOperatorsQuery,
-  beforeId: string | undefined,
-  take: number,
-): Promise<Operator[]> {
-  return (await listOperatorRows(db, auth, query, beforeId, take)).map(toOperator)
-}
+export const listOperators = listService(listOperatorRows, toOperator)
 
 /** Applies a PATCH; a deactivation is an event of its own. */
 export function updateOperator(

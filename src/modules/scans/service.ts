@@ -10,7 +10,7 @@ import type { OperatorRow } from '../operators/repository.js'
 import { resolveOperator } from '../operators/service.js'
 import { checkIn, checkOut, lockOperators, openSessionAt } from '../sessions/lifecycle.js'
 import type { SessionRow } from '../sessions/repository.js'
-import { retrieveResource } from '../shared/resources.js'
+import { listService, retrieveResource } from '../shared/resources.js'
 import {
   findAcceptedScanNear,
   findScan,
@@ -19,7 +19,7 @@ import {
   type ScanRow,
   toScan,
 } from './repository.js'
-import type { CreateScanBody, ListScansQuery, Scan, ScanFlagReason } from './schemas.js'
+import type { CreateScanBody, Scan, ScanFlagReason } from './schemas.js'
 
 /** A repeat scan of the same operator within this window changes nothing. */
 export const DUPLICATE_WINDOW_MS = 60_000
@@ -94,12 +94,4 @@ export function retrieveScan(db: Executor, auth: AuthContext, id: string): Promi
   return retrieveResource(db, auth, { name: 'scan', find: findScan, toApi: toScan }, id)
 }
 
-export async function listScans(
-  db: Executor,
-  auth: AuthContext,
-  query: ListScansQuery,
-  beforeId: string | undefined,
-  take: number,
-): Promise<Scan[]> {
-  return (await listScanRows(db, auth, query, beforeId, take)).map(toScan)
-}
+export const listScans = listService(listScanRows, toScan)

@@ -54,6 +54,24 @@ export async function retrieveResource<Row, Api extends ApiObject>(
   return store.toApi(row)
 }
 
+/** A keyset query of a list: rows with ids below `beforeId`, newest first, at most `take`. */
+export type KeysetQuery<Filters, Item> = (
+  db: Executor,
+  auth: AuthContext,
+  filters: Filters,
+  beforeId: string | undefined,
+  take: number,
+) => Promise<Item[]>
+
+/** A list service: a repository's keyset query, its rows shown as the API shows them. */
+export function listService<Filters, Row, Api>(
+  query: KeysetQuery<Filters, Row>,
+  toApi: (row: Row) => Api,
+): KeysetQuery<Filters, Api> {
+  return async (db, auth, filters, beforeId, take) =>
+    (await query(db, auth, filters, beforeId, take)).map(toApi)
+}
+
 /** The row a change applies to, locked until the transaction ends; 404 when the caller has none. */
 export async function lockResource<Row extends ResourceRow, Api extends ApiObject>(
   trx: Trx,

@@ -5,7 +5,13 @@ import { ownedBy } from '../../db/scope.js'
 import { changedFields } from '../../lib/changes.js'
 import { newId } from '../../lib/ids.js'
 import { recordEvent } from '../events/outbox.js'
-import { createResource, type ResourceStore, retrieveResource, updateResource } from '../shared/resources.js'
+import {
+  createResource,
+  listService,
+  type ResourceStore,
+  retrieveResource,
+  updateResource,
+} from '../shared/resources.js'
 import {
   deleteEndpointRow,
   type EndpointRow,
@@ -20,7 +26,6 @@ import {
 } from './repository.js'
 import type {
   CreateEndpointBody,
-  ListEndpointsQuery,
   RotateSecretBody,
   UpdateEndpointBody,
   WebhookDelivery,
@@ -79,15 +84,7 @@ export function retrieveEndpoint(db: Executor, auth: AuthContext, id: string): P
   return retrieveResource(db, auth, endpoints, id)
 }
 
-export async function listEndpoints(
-  db: Executor,
-  auth: AuthContext,
-  query: ListEndpointsQuery,
-  beforeId: string | undefined,
-  take: number,
-): Promise<WebhookEndpoint[]> {
-  return (await listEndpointRows(db, auth, query, beforeId, take)).map(toEndpoint)
-}
+export const listEndpoints = listService(listEndpointRows, toEndpoint)
 
 /**
  * `{"status": "enabled"}` re-enables an auto-disabled endpoint and clears its failure count;
