@@ -44,8 +44,9 @@ export const sessions: ResourceStore<SessionRow, Session> = {
   insert: insertSession,
   write: updateSessionRow,
   toApi: toSession,
-  // Only reachable when two processes race past the operator lock (SQLite files shared by
-  // processes): the partial unique index refuses a second open session and the client may retry.
+  // The partial unique index allows one open session per operator. It refuses an edit that moves
+  // an open session to an operator who has one, and a check-in of two processes that raced past
+  // the operator lock (SQLite files shared by processes); the client may retry that scan.
   duplicate: (row) => errors.openSessionExists(row.operator_ident),
 }
 
