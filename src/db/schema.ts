@@ -22,6 +22,11 @@ export interface Database {
 
 export type Flag = 0 | 1
 
+/** A boolean as the tables store it. */
+export function toFlag(value: boolean): Flag {
+  return value ? 1 : 0
+}
+
 export interface SettingsTable {
   name: string
   value: string

@@ -5,7 +5,8 @@ import { errors } from '../../core/errors.js'
 import { IdParams, listEnvelope, paginationQuery, ref } from '../../core/schemas.js'
 import { requireAuth } from '../../http/auth.js'
 import { registerResourceRoutes } from '../../http/resource-routes.js'
-import { findSession, listRevisionRows, sessionEverExisted, toRevision, toSession } from './repository.js'
+import { createSession, deleteSession, updateSession } from './lifecycle.js'
+import { listRevisionRows, sessionEverExisted, toRevision } from './repository.js'
 import {
   CreateSessionBody,
   DeletedSession,
@@ -14,7 +15,7 @@ import {
   SessionRevision,
   UpdateSessionBody,
 } from './schemas.js'
-import { createSession, deleteSession, listSessions, updateSession } from './service.js'
+import { listSessions, retrieveSession } from './service.js'
 
 export async function sessionRoutes(instance: FastifyInstance): Promise<void> {
   registerResourceRoutes(instance, {
@@ -23,19 +24,15 @@ export async function sessionRoutes(instance: FastifyInstance): Promise<void> {
     tag: 'Sessions',
     scope: 'sessions',
     schema: Session,
-    createBody: CreateSessionBody,
-    updateBody: UpdateSessionBody,
-    listQuery: ListSessionsQuery,
-    create: createSession,
-    find: findSession,
-    update: updateSession,
+    create: { body: CreateSessionBody, run: createSession },
+    retrieve: retrieveSession,
+    update: { body: UpdateSessionBody, run: updateSession },
     remove: {
       summary: 'Delete a session (its revisions are kept)',
       response: DeletedSession,
       run: deleteSession,
     },
-    list: listSessions,
-    toApi: toSession,
+    list: { query: ListSessionsQuery, run: listSessions },
   })
 
   const app = instance.withTypeProvider<TypeBoxTypeProvider>()

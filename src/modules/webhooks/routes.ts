@@ -5,15 +5,7 @@ import { IdParams, listEnvelope, ref } from '../../core/schemas.js'
 import { requireAuth } from '../../http/auth.js'
 import { registerResourceRoutes } from '../../http/resource-routes.js'
 import { errorResponses } from '../../http/schemas.js'
-import {
-  attemptsOf,
-  findDelivery,
-  findEndpoint,
-  listDeliveryRows,
-  listEndpointRows,
-  toDelivery,
-  toEndpoint,
-} from './repository.js'
+import { attemptsOf, findDelivery, listDeliveryRows, toDelivery } from './repository.js'
 import {
   CreateEndpointBody,
   DeletedWebhookEndpoint,
@@ -29,7 +21,9 @@ import type { DeliverySender } from './sender.js'
 import {
   createEndpoint,
   deleteEndpoint,
+  listEndpoints,
   resendDelivery,
+  retrieveEndpoint,
   rotateSecret,
   sendTestEvent,
   type UrlPolicy,
@@ -47,20 +41,22 @@ export function webhookRoutes(options: { urlPolicy: UrlPolicy; sender: DeliveryS
       tag: 'Webhooks',
       scope: 'webhooks',
       schema: WebhookEndpoint,
-      createResponse: WebhookEndpointWithSecret,
-      createBody: CreateEndpointBody,
-      updateBody: UpdateEndpointBody,
-      listQuery: ListEndpointsQuery,
-      create: (trx, auth, body) => createEndpoint(trx, auth, body, urlPolicy),
-      find: findEndpoint,
-      update: (trx, auth, id, body) => updateEndpoint(trx, auth, id, body, urlPolicy),
+      create: {
+        body: CreateEndpointBody,
+        response: WebhookEndpointWithSecret,
+        run: (trx, auth, body) => createEndpoint(trx, auth, body, urlPolicy),
+      },
+      retrieve: retrieveEndpoint,
+      update: {
+        body: UpdateEndpointBody,
+        run: (trx, auth, id, body) => updateEndpoint(trx, auth, id, body, urlPolicy),
+      },
       remove: {
         summary: 'Delete a webhook endpoint (its pending deliveries stop)',
         response: DeletedWebhookEndpoint,
         run: deleteEndpoint,
       },
-      list: listEndpointRows,
-      toApi: toEndpoint,
+      list: { query: ListEndpointsQuery, run: listEndpoints },
     })
 
     const app = instance.withTypeProvider<TypeBoxTypeProvider>()

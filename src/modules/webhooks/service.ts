@@ -1,12 +1,18 @@
 import { errors } from '../../core/errors.js'
 import type { AuthContext } from '../../core/identity.js'
-import type { Db, Trx } from '../../db/connection.js'
+import type { Db, Executor, Trx } from '../../db/connection.js'
 import { ownedBy } from '../../db/scope.js'
 import { changedFields } from '../../lib/changes.js'
 import { newId } from '../../lib/ids.js'
-import { toIso } from '../../lib/time.js'
+import { recordEvent } from '../events/outbox.js'
 import { eventPayloads } from '../events/repository.js'
-import { API_VERSION } from '../events/types.js'
+import {
+  createResource,
+  listService,
+  type ResourceStore,
+  retrieveResource,
+  updateResource,
+} from '../shared/resources.js'
 import { recordResend } from './outcomes.js'
 import {
   attemptsOf,
@@ -17,6 +23,7 @@ import {
   findEndpoint,
   insertDeliveries,
   insertEndpoint,
+  listEndpointRows,
   toDelivery,
   toEndpoint,
   updateEndpointRow,
@@ -48,31 +55,41 @@ async function safeUrl(raw: string, policy: UrlPolicy): Promise<string> {
   }
 }
 
+const endpoints: ResourceStore<EndpointRow, WebhookEndpoint> = {
+  name: 'webhook_endpoint',
+  prefix: 'we',
+  find: findEndpoint,
+  insert: insertEndpoint,
+  write: updateEndpointRow,
+  toApi: toEndpoint,
+}
+
 export async function createEndpoint(
   trx: Trx,
   auth: AuthContext,
   input: CreateEndpointBody,
   policy: UrlPolicy,
 ): Promise<WebhookEndpointWithSecret> {
-  const now = Date.now()
-  const row: EndpointRow = {
-    id: newId('we'),
-    ...ownedBy(auth),
+  const secret = generateSigningSecret()
+  const endpoint = await createResource(trx, auth, endpoints, {
     url: await safeUrl(input.url, policy),
     description: input.description ?? null,
     enabled_events: JSON.stringify(checkEnabledEvents(input.enabled_events)),
     status: 'enabled',
     disabled_reason: null,
-    secret: generateSigningSecret(),
+    secret,
     previous_secret: null,
     previous_secret_expires_at: null,
     consecutive_failures: 0,
-    created_at: now,
-    updated_at: now,
-  }
-  await insertEndpoint(trx, row)
-  return { ...toEndpoint(row), secret: row.secret }
+  })
+  return { ...endpoint, secret }
 }
+
+export function retrieveEndpoint(db: Executor, auth: AuthContext, id: string): Promise<WebhookEndpoint> {
+  return retrieveResource(db, auth, endpoints, id)
+}
+
+export const listEndpoints = listService(listEndpointRows, toEndpoint)
 
 /**
  * `{"status": "enabled"}` re-enables an auto-disabled endpoint and clears its failure count;
@@ -85,30 +102,30 @@ export async function updateEndpoint(
   input: UpdateEndpointBody,
   policy: UrlPolicy,
 ): Promise<WebhookEndpoint> {
-  const current = await findEndpoint(trx, auth, id, true)
-  if (!current) throw errors.notFound('webhook_endpoint', id)
-  const statusChange =
-    input.status === undefined || input.status === current.status
-      ? {}
-      : input.status === 'enabled'
-        ? { status: 'enabled' as const, disabled_reason: null, consecutive_failures: 0 }
-        : { status: 'disabled' as const, disabled_reason: 'manual' }
-  const changes = {
-    ...changedFields(current, {
-      url: input.url === undefined ? undefined : await safeUrl(input.url, policy),
-      description: input.description,
-      enabled_events:
-        input.enabled_events === undefined
-          ? undefined
-          : JSON.stringify(checkEnabledEvents(input.enabled_events)),
-    }),
-    ...statusChange,
-  }
-  if (Object.keys(changes).length === 0) return toEndpoint(current)
-  const updated: EndpointRow = { ...current, ...changes, updated_at: Date.now() }
-  await updateEndpointRow(trx, id, { ...changes, updated_at: updated.updated_at })
-  if (statusChange.status === 'disabled') await failPendingDeliveries(trx, id, updated.updated_at)
-  return toEndpoint(updated)
+  return updateResource(trx, auth, endpoints, id, {
+    changes: async (current) => {
+      const statusChange =
+        input.status === undefined || input.status === current.status
+          ? {}
+          : input.status === 'enabled'
+            ? { status: 'enabled' as const, disabled_reason: null, consecutive_failures: 0 }
+            : { status: 'disabled' as const, disabled_reason: 'manual' }
+      return {
+        ...changedFields(current, {
+          url: input.url === undefined ? undefined : await safeUrl(input.url, policy),
+          description: input.description,
+          enabled_events:
+            input.enabled_events === undefined
+              ? undefined
+              : JSON.stringify(checkEnabledEvents(input.enabled_events)),
+        }),
+        ...statusChange,
+      }
+    },
+    afterWrite: async ({ changes, updated }) => {
+      if (changes.status === 'disabled') await failPendingDeliveries(trx, id, updated.updated_at)
+    },
+  })
 }
 
 export async function deleteEndpoint(trx: Trx, auth: AuthContext, id: string) {
@@ -162,33 +179,13 @@ export async function sendTestEvent(trx: Trx, auth: AuthContext, id: string): Pr
   const endpoint = await findEndpoint(trx, auth, id)
   if (!endpoint) throw errors.notFound('webhook_endpoint', id)
   if (endpoint.status !== 'enabled') throw errors.endpointDisabled(id)
+  const event = await recordEvent(trx, auth, TEST_EVENT_TYPE, toEndpoint(endpoint), { dispatched: true })
   const now = Date.now()
-  const eventId = newId('evt')
-  const envelope = {
-    object: 'event',
-    id: eventId,
-    type: TEST_EVENT_TYPE,
-    api_version: API_VERSION,
-    livemode: auth.livemode,
-    created: toIso(now),
-    data: { object: toEndpoint(endpoint) },
-  }
-  await trx
-    .insertInto('events')
-    .values({
-      id: eventId,
-      ...ownedBy(auth),
-      type: TEST_EVENT_TYPE,
-      created_at: now,
-      payload: JSON.stringify(envelope),
-      dispatched_at: now,
-    })
-    .execute()
   const delivery = {
     id: newId('whd'),
     ...ownedBy(auth),
     endpoint_id: id,
-    event_id: eventId,
+    event_id: event.id,
     event_type: TEST_EVENT_TYPE,
     status: 'pending' as const,
     scheduled_attempts: 0,

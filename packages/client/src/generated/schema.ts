@@ -267,7 +267,7 @@ export interface paths {
       }
       requestBody?: never
       responses: {
-        /** @description A page of events. */
+        /** @description A page of events, newest first. */
         200: {
           headers: {
             'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
@@ -957,7 +957,7 @@ export interface paths {
         }
       }
       responses: {
-        /** @description The scan, with what it did (`result`). */
+        /** @description The created scan. */
         201: {
           headers: {
             'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
