@@ -76,6 +76,7 @@ const RESOURCE_SCHEMAS = [
   'WebhookEndpointWithSecret',
   'WebhookDelivery',
   'WebhookAttempt',
+  'WebhookRecovery',
   'Event',
   'ErrorEnvelope',
   'DeletedLocation',
