@@ -81,7 +81,7 @@ export async function markEventsDispatched(trx: Trx, ids: string[], now: number)
   await trx.updateTable('events').set({ dispatched_at: now }).where('id', 'in', ids).execute()
 }
 
-export interface DispatchedEventRow {
+export interface WindowEventRow {
   id: string
   account_id: string
   livemode: 0 | 1
@@ -90,18 +90,17 @@ export interface DispatchedEventRow {
 }
 
 /**
- * The next batch of one account and mode's dispatched events created in [from, to), in
- * (created_at, id) order after `after` (the last row of the previous batch): a keyset walk along
- * the (account, mode, created_at) index, so each batch costs the same however far in it is.
- * Undispatched events are left to the dispatcher.
+ * The next batch of one account and mode's events created in [from, to), in (created_at, id)
+ * order after `after` (the last row of the previous batch): a keyset walk along the (account,
+ * mode, created_at) index, so each batch costs the same however far in it is.
  */
-export async function dispatchedEventsBetween(
+export async function eventsBetween(
   db: Executor,
   scope: { account_id: string; livemode: 0 | 1 },
   window: { from: number; to: number },
   after: { created_at: number; id: string } | undefined,
   limit: number,
-): Promise<DispatchedEventRow[]> {
+): Promise<WindowEventRow[]> {
   return db
     .selectFrom('events')
     .select(['id', 'account_id', 'livemode', 'type', 'created_at'])
@@ -117,7 +116,6 @@ export async function dispatchedEventsBetween(
         ]),
       ),
     )
-    .where('dispatched_at', 'is not', null)
     .orderBy('created_at')
     .orderBy('id')
     .limit(limit)

@@ -6,7 +6,7 @@ import { ownedBy } from '../../db/scope.js'
 import { changedFields } from '../../lib/changes.js'
 import { newId } from '../../lib/ids.js'
 import { toIso } from '../../lib/time.js'
-import { dispatchedEventsBetween, eventPayloads } from '../events/repository.js'
+import { eventPayloads, eventsBetween } from '../events/repository.js'
 import { API_VERSION } from '../events/types.js'
 import { recordResend } from './outcomes.js'
 import {
@@ -259,7 +259,8 @@ export const RECOVER_BATCH_SPACING_MS = 1000
  * recover: for the window [since, until) (never before the endpoint's creation), puts the
  * endpoint's failed deliveries back to pending for a new round of scheduled attempts (same `whd_`
  * ids), and creates the deliveries of the window's events the endpoint should have had and never
- * got (it was disabled when they were dispatched). Batches of its own transactions, each of which
+ * got (it was disabled when they were dispatched; one not dispatched yet gets its delivery here or
+ * from the dispatcher, whichever comes first). Batches of its own transactions, each of which
  * checks under the endpoint's lock that it is still enabled. Safe to repeat: only failed rows are
  * requeued, and the unique (event, endpoint) index refuses a second delivery of an event.
  */
@@ -308,7 +309,7 @@ export async function recoverEndpoint(
   const subscriber = subscriberOf(endpoint)
   let created = 0
   for (let after: { created_at: number; id: string } | undefined; ; ) {
-    const events = await dispatchedEventsBetween(db, endpoint, window, after, RECOVER_BATCH)
+    const events = await eventsBetween(db, endpoint, window, after, RECOVER_BATCH)
     if (events.length === 0) break
     after = events[events.length - 1]
     const subjects = await eventPayloads(
