@@ -628,7 +628,7 @@ async function runHostile(postgres: boolean): Promise<{ alone: Latency; beside: 
     const hostiles = hostile ? await new HostileThread().start() : undefined
     const api = await inlineApp(target, {
       WEBHOOK_BACKOFF_SCALE: '0.01',
-      WEBHOOK_DISABLE_THRESHOLD: '1000000',
+      WEBHOOK_DISABLE_THRESHOLD: '1000',
     })
     try {
       await createEndpoint(api, `http://127.0.0.1:${receiver.port}/healthy`)
