@@ -655,6 +655,8 @@ interface RecoverResult {
   recoverMs: number
   heapGrowthMb: number
   recovered: number
+  /** Recovered deliveries recorded succeeded when the wait ended (all of them, or at the time limit). */
+  succeeded: number
   deliverSeconds: number
   deliveriesPerSecond: number
   others: Latency
@@ -756,6 +758,7 @@ async function runRecover(postgres: boolean): Promise<RecoverResult> {
     const { recovered } = JSON.parse(res.body) as { recovered: number }
     log(`  recovered ${recovered} in ${(recoverMs / 1000).toFixed(1)} s; waiting for them…`)
     const deliverStart = Date.now()
+    let succeeded = 0
     for (;;) {
       const [row] = await api.db
         .selectFrom('webhook_deliveries')
@@ -764,7 +767,8 @@ async function runRecover(postgres: boolean): Promise<RecoverResult> {
         .where('status', '=', 'succeeded')
         .where('id', 'like', 'whd_seed%')
         .execute()
-      if (Number(row?.n) >= RECOVER_DELIVERIES || Date.now() - deliverStart > DRAIN_TIMEOUT_MS) break
+      succeeded = Number(row?.n)
+      if (succeeded >= RECOVER_DELIVERIES || Date.now() - deliverStart > DRAIN_TIMEOUT_MS) break
       await sleep(500)
     }
     const deliverSeconds = (Date.now() - deliverStart) / 1000
@@ -775,8 +779,9 @@ async function runRecover(postgres: boolean): Promise<RecoverResult> {
       recoverMs,
       heapGrowthMb: (heapPeak - heapBefore) / 2 ** 20,
       recovered,
+      succeeded,
       deliverSeconds,
-      deliveriesPerSecond: RECOVER_DELIVERIES / deliverSeconds,
+      deliveriesPerSecond: succeeded / deliverSeconds,
       others: latencyOf(await receiver.dump(), '/other-1'),
     }
   } finally {
@@ -844,11 +849,11 @@ async function runOperationsScenarios(): Promise<boolean> {
     console.log('')
     console.log(`${scenario}: recover of ${RECOVER_DELIVERIES.toLocaleString('en-US')} failed deliveries`)
     console.log(
-      '| recovered | request s | heap growth MB | all received after s | deliveries/s | other endpoint p50 / p99 / max ms |',
+      '| recovered | request s | heap growth MB | succeeded | after s | deliveries/s | other endpoint p50 / p99 / max ms |',
     )
-    console.log('|---:|---:|---:|---:|---:|---:|')
+    console.log('|---:|---:|---:|---:|---:|---:|---:|')
     console.log(
-      `| ${r.recovered.toLocaleString('en-US')} | ${(r.recoverMs / 1000).toFixed(1)} | ${r.heapGrowthMb.toFixed(0)} | ${r.deliverSeconds.toFixed(0)} | ${r.deliveriesPerSecond.toFixed(0)} | ${r.others.p50} / ${r.others.p99} / ${r.others.max} |`,
+      `| ${r.recovered.toLocaleString('en-US')} | ${(r.recoverMs / 1000).toFixed(1)} | ${r.heapGrowthMb.toFixed(0)} | ${r.succeeded.toLocaleString('en-US')} | ${r.deliverSeconds.toFixed(0)} | ${r.deliveriesPerSecond.toFixed(0)} | ${r.others.p50} / ${r.others.p99} / ${r.others.max} |`,
     )
     if (r.recovered < RECOVER_DELIVERIES || r.others.p99 >= TARGET_P99_MS) {
       failed = true
