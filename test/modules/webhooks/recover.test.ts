@@ -77,8 +77,16 @@ describe('POST /v1/webhook-endpoints/{id}/recover', () => {
       ['failed', MAX_SCHEDULED_ATTEMPTS],
       ['failed', MAX_SCHEDULED_ATTEMPTS],
     ])
-    // While disabled: no delivery is made.
+    // While disabled: no delivery is made (once dispatched; otherwise the re-enabled endpoint would
+    // get it from the dispatcher rather than from recover).
     await createOperator(api)
+    await receiver.waitFor(
+      async () =>
+        (await t.db.selectFrom('events').select('id').where('dispatched_at', 'is', null).execute()).length ===
+        0,
+      10_000,
+      'every event dispatched',
+    )
 
     status = 200
     expect((await api.patch(`/v1/webhook-endpoints/${endpoint.id}`, { status: 'enabled' })).status).toBe(200)
@@ -258,14 +266,14 @@ describe('recover at scale and under concurrency', () => {
 
     await receiver.waitFor(
       () => new Set(receiver.requestsTo(path).map((r) => r.headers['x-service-id'])).size === count,
-      30_000,
+      90_000,
       `${count} distinct deliveries`,
     )
     // A third recover while the last ones are being recorded: nothing that succeeded goes out again.
     await api.post(`/v1/webhook-endpoints/${endpoint.id}/recover`, { since })
     await sleep(500)
     expect(receiver.requestsTo(path)).toHaveLength(count)
-  }, 60_000)
+  }, 120_000)
 
   it('keeps one delivery per event and endpoint with a unique index, not only a check', async () => {
     const { api, key } = await freshAccount(t)
