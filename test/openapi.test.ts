@@ -59,6 +59,7 @@ const RESOURCE_SCHEMAS = [
   'WebhookEndpointWithSecret',
   'WebhookDelivery',
   'WebhookAttempt',
+  'WebhookRecovery',
   'Event',
   'ErrorEnvelope',
   'DeletedLocation',

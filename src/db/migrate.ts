@@ -4,6 +4,7 @@ import * as m001 from './migrations/001_foundation.js'
 import * as m002 from './migrations/002_attendance.js'
 import * as m003 from './migrations/003_webhooks.js'
 import * as m004 from './migrations/004_outbox_tuning.js'
+import * as m005 from './migrations/005_webhook_operations.js'
 
 // Migrations are imported statically so the built service and tsx runs need no file-system scan.
 const migrations: Record<string, Migration> = {
@@ -11,6 +12,7 @@ const migrations: Record<string, Migration> = {
   '002_attendance': m002,
   '003_webhooks': m003,
   '004_outbox_tuning': m004,
+  '005_webhook_operations': m005,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

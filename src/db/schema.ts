@@ -199,7 +199,10 @@ export interface WebhookDeliveriesTable {
   event_id: string
   event_type: string
   status: 'pending' | 'succeeded' | 'failed'
-  /** Scheduled attempts made so far (resends are not counted). */
+  /**
+   * Scheduled attempts made in the delivery's current round (resends are not counted): a recover
+   * starts a new round of up to 6, appended to the same delivery's attempts.
+   */
   scheduled_attempts: number
   next_attempt_at: number | null
   /** A worker's lease on the delivery while it sends; an expired lease can be taken over. */

@@ -1395,6 +1395,10 @@ export interface paths {
           endpoint_id?: string
           event_id?: string
           status?: 'pending' | 'succeeded' | 'failed'
+          /** @description Deliveries created at or after this instant. */
+          created_from?: string
+          /** @description Deliveries created before this instant. */
+          created_to?: string
         }
         header?: never
         path?: never
@@ -1778,6 +1782,70 @@ export interface paths {
     }
     trace?: never
   }
+  '/v1/webhook-endpoints/{id}/recover': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Redeliver a window: failed deliveries back to pending, missed ones created
+     * @description For the window [since, until) (at most 14 days back, never before the endpoint was created): every failed delivery of the endpoint goes back to `pending` with a new round of scheduled attempts (same `whd_` id), and every event the endpoint subscribes to but never got a delivery of (it was disabled) gets one. Safe to repeat: nothing that succeeded is sent again, and an event never has two deliveries to one endpoint.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path: {
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description Start of the window (an instant, at most 14 days ago). */
+            since: string
+            /** @description End of the window, exclusive (an instant); default now. */
+            until?: string
+          }
+        }
+      }
+      responses: {
+        /** @description How many deliveries were recovered and created. */
+        200: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': components['schemas']['WebhookRecovery']
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
+        409: components['responses']['Conflict']
+        413: components['responses']['PayloadTooLarge']
+        415: components['responses']['UnsupportedMediaType']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/v1/webhook-endpoints/{id}/rotate-secret': {
     parameters: {
       query?: never
@@ -1913,7 +1981,7 @@ export interface webhooks {
     put?: never
     /**
      * The device.created event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `device.created` (exactly, as `device.*`, or `*`); `data.object` is the device after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `device.created` (exactly, as `device.*`, or `*`) and that existed when it happened; `data.object` is the device after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -1982,7 +2050,7 @@ export interface webhooks {
     put?: never
     /**
      * The device.deleted event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `device.deleted` (exactly, as `device.*`, or `*`); `data.object` is the device after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `device.deleted` (exactly, as `device.*`, or `*`) and that existed when it happened; `data.object` is the device after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -2051,7 +2119,7 @@ export interface webhooks {
     put?: never
     /**
      * The device.updated event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `device.updated` (exactly, as `device.*`, or `*`); `data.object` is the device after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `device.updated` (exactly, as `device.*`, or `*`) and that existed when it happened; `data.object` is the device after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -2120,7 +2188,7 @@ export interface webhooks {
     put?: never
     /**
      * The location.created event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `location.created` (exactly, as `location.*`, or `*`); `data.object` is the location after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `location.created` (exactly, as `location.*`, or `*`) and that existed when it happened; `data.object` is the location after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -2189,7 +2257,7 @@ export interface webhooks {
     put?: never
     /**
      * The location.deleted event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `location.deleted` (exactly, as `location.*`, or `*`); `data.object` is the location after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `location.deleted` (exactly, as `location.*`, or `*`) and that existed when it happened; `data.object` is the location after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -2258,7 +2326,7 @@ export interface webhooks {
     put?: never
     /**
      * The location.updated event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `location.updated` (exactly, as `location.*`, or `*`); `data.object` is the location after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `location.updated` (exactly, as `location.*`, or `*`) and that existed when it happened; `data.object` is the location after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -2327,7 +2395,7 @@ export interface webhooks {
     put?: never
     /**
      * The operator.created event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `operator.created` (exactly, as `operator.*`, or `*`); `data.object` is the operator after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `operator.created` (exactly, as `operator.*`, or `*`) and that existed when it happened; `data.object` is the operator after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -2396,7 +2464,7 @@ export interface webhooks {
     put?: never
     /**
      * The operator.deactivated event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `operator.deactivated` (exactly, as `operator.*`, or `*`); `data.object` is the operator after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `operator.deactivated` (exactly, as `operator.*`, or `*`) and that existed when it happened; `data.object` is the operator after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -2465,7 +2533,7 @@ export interface webhooks {
     put?: never
     /**
      * The operator.updated event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `operator.updated` (exactly, as `operator.*`, or `*`); `data.object` is the operator after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `operator.updated` (exactly, as `operator.*`, or `*`) and that existed when it happened; `data.object` is the operator after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -2534,7 +2602,7 @@ export interface webhooks {
     put?: never
     /**
      * The scan.checked_in event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `scan.checked_in` (exactly, as `scan.*`, or `*`); `data.object` is the scan after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `scan.checked_in` (exactly, as `scan.*`, or `*`) and that existed when it happened; `data.object` is the scan after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -2603,7 +2671,7 @@ export interface webhooks {
     put?: never
     /**
      * The scan.checked_out event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `scan.checked_out` (exactly, as `scan.*`, or `*`); `data.object` is the scan after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `scan.checked_out` (exactly, as `scan.*`, or `*`) and that existed when it happened; `data.object` is the scan after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -2672,7 +2740,7 @@ export interface webhooks {
     put?: never
     /**
      * The scan.flagged event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `scan.flagged` (exactly, as `scan.*`, or `*`); `data.object` is the scan after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `scan.flagged` (exactly, as `scan.*`, or `*`) and that existed when it happened; `data.object` is the scan after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -2741,7 +2809,7 @@ export interface webhooks {
     put?: never
     /**
      * The session.completed event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `session.completed` (exactly, as `session.*`, or `*`); `data.object` is the session after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `session.completed` (exactly, as `session.*`, or `*`) and that existed when it happened; `data.object` is the session after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -2810,7 +2878,7 @@ export interface webhooks {
     put?: never
     /**
      * The session.deleted event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `session.deleted` (exactly, as `session.*`, or `*`); `data.object` is the session after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `session.deleted` (exactly, as `session.*`, or `*`) and that existed when it happened; `data.object` is the session after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -2879,7 +2947,7 @@ export interface webhooks {
     put?: never
     /**
      * The session.flagged event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `session.flagged` (exactly, as `session.*`, or `*`); `data.object` is the session after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `session.flagged` (exactly, as `session.*`, or `*`) and that existed when it happened; `data.object` is the session after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -2948,7 +3016,7 @@ export interface webhooks {
     put?: never
     /**
      * The session.updated event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `session.updated` (exactly, as `session.*`, or `*`); `data.object` is the session after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `session.updated` (exactly, as `session.*`, or `*`) and that existed when it happened; `data.object` is the session after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -2973,6 +3041,75 @@ export interface webhooks {
             }
             /** @constant */
             type: 'session.updated'
+          }
+        }
+      }
+      responses: {
+        /** @description Gone: the delivery fails at once and is never retried. */
+        410: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Received: any 2xx ends the delivery as succeeded. The body is ignored (its first 2 KiB are kept in the delivery log). */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Any other status, a redirect, a timeout or a connection error is a failed attempt: retried with exponential backoff (about 1 minute up to 1 hour, at most 6 attempts; a longer `Retry-After` on 429 or 503 is honoured). Endpoints that keep failing are disabled automatically; re-enable with PATCH `{"status": "enabled"}`. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  'webhook_endpoint.disabled': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * The webhook_endpoint.disabled event
+     * @description Sent to every enabled endpoint whose `enabled_events` match `webhook_endpoint.disabled` (exactly, as `webhook_endpoint.*`, or `*`) and that existed when it happened; `data.object` is the webhook_endpoint after the change. Emitted once when the service auto-disables an endpoint (without its secret); never sent to that endpoint. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed by the signing secret>`; during a secret rotation a second `v1=` signed with the previous secret. Accept when any `v1` matches (constant-time compare) and `t` is within 5 minutes. */
+          'X-Service-Signature': components['parameters']['XServiceSignature']
+          /** @description The delivery id (`whd_…`), stable across retries and resends: de-duplicate on it or on the body `id`. */
+          'X-Service-Id': components['parameters']['XServiceId']
+          /** @description The event type, equal to the body `type`. */
+          'X-Service-Event': components['parameters']['XServiceEvent']
+        }
+        path?: never
+        cookie?: never
+      }
+      /** @description The event envelope, with `type` `webhook_endpoint.disabled`. */
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['Event'] & {
+            data: {
+              object: components['schemas']['WebhookEndpoint']
+            }
+            /** @constant */
+            type: 'webhook_endpoint.disabled'
           }
         }
       }
@@ -3440,6 +3577,26 @@ export interface components {
        */
       updated: string
       url: string
+    }
+    /** @description What a recover did to an endpoint's deliveries of a window. */
+    WebhookRecovery: {
+      /** @description Deliveries created for events of the window that the endpoint never had one of. */
+      created: number
+      endpoint_id: string
+      /** @enum {string} */
+      object: 'webhook_recovery'
+      /** @description Failed deliveries put back to pending, same `whd_` ids, for a new round of attempts. */
+      recovered: number
+      /**
+       * Format: date-time
+       * @description UTC, ISO-8601 with milliseconds.
+       */
+      since: string
+      /**
+       * Format: date-time
+       * @description UTC, ISO-8601 with milliseconds.
+       */
+      until: string
     }
   }
   responses: {
