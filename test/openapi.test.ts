@@ -62,6 +62,7 @@ const RESOURCE_SCHEMAS = [
   'WebhookEndpointWithSecret',
   'WebhookDelivery',
   'WebhookAttempt',
+  'WebhookRecovery',
   'Event',
   'ErrorEnvelope',
   'DeletedLocation',
@@ -103,9 +104,9 @@ describe('the OpenAPI document', () => {
     }
     const documented = operations().map((o) => `${o.method} ${o.path}`)
     expect(documented.sort()).toEqual(api.map((r) => `${r.method} ${toTemplate(r.url)}`).sort())
-    // Outside /v1/: the health check and the reference UI, hidden by design.
+    // Outside /v1/: the health check, the reference UI and the manager console, hidden by design.
     const others = routes.filter((r) => !r.url.startsWith('/v1/')).map((r) => r.url)
-    expect(others.filter((u) => !u.startsWith('/docs'))).toEqual(['/healthz'])
+    expect(others.filter((u) => !u.startsWith('/docs') && !u.startsWith('/console'))).toEqual(['/healthz'])
     for (const url of others) expect(doc.paths[url]).toBeUndefined()
   })
 

@@ -4,6 +4,7 @@ import * as m001 from './migrations/001_foundation.js'
 import * as m002 from './migrations/002_attendance.js'
 import * as m003 from './migrations/003_webhooks.js'
 import * as m004 from './migrations/004_outbox_tuning.js'
+import * as m005 from './migrations/005_webhook_operations.js'
 import * as m007 from './migrations/007_review_and_pay_periods.js'
 
 // Migrations are imported statically so the built service and tsx runs need no file-system scan.
@@ -12,8 +13,9 @@ const migrations: Record<string, Migration> = {
   '002_attendance': m002,
   '003_webhooks': m003,
   '004_outbox_tuning': m004,
-  // 005 and 006 are taken by other branches; Kysely runs migrations in name order, and one added
-  // below an applied one is allowed (see allowUnorderedMigrations).
+  '005_webhook_operations': m005,
+  // 006 is reserved for another branch. Kysely runs migrations in name order; with
+  // allowUnorderedMigrations a database that ran 007 first still takes 006 when it arrives.
   '007_review_and_pay_periods': m007,
 }
 
@@ -30,7 +32,6 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
   const migrator = new Migrator({
     db,
     provider,
-    // Numbers are reserved per branch, so a database may have run 007 before 005 and 006 exist.
     allowUnorderedMigrations: true,
     ...(migrationTableSchema ? { migrationTableSchema } : {}),
   })

@@ -23,6 +23,11 @@ export interface Database {
 
 export type Flag = 0 | 1
 
+/** A boolean as the tables store it. */
+export function toFlag(value: boolean): Flag {
+  return value ? 1 : 0
+}
+
 export interface SettingsTable {
   name: string
   value: string
@@ -217,7 +222,10 @@ export interface WebhookDeliveriesTable {
   event_id: string
   event_type: string
   status: 'pending' | 'succeeded' | 'failed'
-  /** Scheduled attempts made so far (resends are not counted). */
+  /**
+   * Scheduled attempts made in the delivery's current round (resends are not counted): a recover
+   * starts a new round of up to 6, appended to the same delivery's attempts.
+   */
   scheduled_attempts: number
   next_attempt_at: number | null
   /** A worker's lease on the delivery while it sends; an expired lease can be taken over. */

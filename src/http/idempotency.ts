@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, type ErrorBody, errors } from '../core/errors.js'
 import type { Db, Executor, Trx } from '../db/connection.js'
+import { toFlag } from '../db/schema.js'
 import { canonicalJson } from '../lib/json.js'
 import { requireAuth } from './auth.js'
 
@@ -44,7 +45,7 @@ export class CreateRunner {
       reply.code(successStatus)
       return result
     }
-    const scope: KeyScope = { accountId: auth.accountId, livemode: auth.livemode ? 1 : 0, key }
+    const scope: KeyScope = { accountId: auth.accountId, livemode: toFlag(auth.livemode), key }
     const claim = await this.claim(scope, fingerprint(request))
     if (claim.kind === 'replay') {
       reply.header('idempotent-replayed', 'true')

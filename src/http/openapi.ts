@@ -25,8 +25,9 @@ import {
   WebhookDelivery,
   WebhookEndpoint,
   WebhookEndpointWithSecret,
+  WebhookRecovery,
 } from '../modules/webhooks/schemas.js'
-import { TEST_EVENT_TYPE } from '../modules/webhooks/subscription.js'
+import { ENDPOINT_DISABLED_EVENT_TYPE, TEST_EVENT_TYPE } from '../modules/webhooks/subscription.js'
 import { ERROR_RESPONSES, ErrorEnvelope, errorResponses, shapeErrorStatuses } from './schemas.js'
 
 declare module 'fastify' {
@@ -60,6 +61,7 @@ export const COMPONENT_SCHEMAS: TSchema[] = [
   DeletedWebhookEndpoint,
   WebhookAttempt,
   WebhookDelivery,
+  WebhookRecovery,
 ]
 
 /** `data.object` of each event type, by the resource its type starts with. */
@@ -240,7 +242,7 @@ function webhookDocuments() {
       const about =
         type === TEST_EVENT_TYPE
           ? 'Sent only by `POST /v1/webhook-endpoints/{id}/send-test`, to that endpoint alone; `data.object` is the endpoint.'
-          : `Sent to every enabled endpoint whose \`enabled_events\` match \`${type}\` (exactly, as \`${resource}.*\`, or \`*\`); \`data.object\` is the ${resource} after the change.`
+          : `Sent to every enabled endpoint whose \`enabled_events\` match \`${type}\` (exactly, as \`${resource}.*\`, or \`*\`) and that existed when it happened; \`data.object\` is the ${resource} after the change.${type === ENDPOINT_DISABLED_EVENT_TYPE ? ' Emitted once when the service auto-disables an endpoint (without its secret); never sent to that endpoint.' : ''}`
       return [
         type,
         {

@@ -51,10 +51,12 @@ import type {
   WebhookEndpointCreateParams,
   WebhookEndpointList,
   WebhookEndpointListParams,
+  WebhookEndpointRecoverParams,
   WebhookEndpointRotated,
   WebhookEndpointRotateSecretParams,
   WebhookEndpointUpdateParams,
   WebhookEndpointWithSecret,
+  WebhookRecovery,
 } from './types.js'
 
 // The sync tool and other callers may import everything from this module.
@@ -619,6 +621,18 @@ export class WebhookEndpoints extends Resource {
       ...options,
       idempotent: true,
     })
+  }
+  /**
+   * `POST /v1/webhook-endpoints/{id}/recover`: after an outage, its failed deliveries of the window
+   * `[since, until)` go back to pending (same ids) and the deliveries it missed while disabled are
+   * created. Safe to call again: nothing that succeeded is sent twice.
+   */
+  recover(
+    id: string,
+    params: WebhookEndpointRecoverParams,
+    options?: RequestOptions,
+  ): Promise<WebhookRecovery> {
+    return this.request('POST', pathOf('/v1/webhook-endpoints', id, '/recover'), { ...options, body: params })
   }
 }
 

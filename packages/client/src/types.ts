@@ -111,6 +111,10 @@ export type WebhookEndpointRotateSecretParams = RequestBodyOf<
   Operation<'/v1/webhook-endpoints/{id}/rotate-secret', 'post'>
 >
 export type WebhookEndpointRotated = ResponseOf<Operation<'/v1/webhook-endpoints/{id}/rotate-secret', 'post'>>
+export type WebhookEndpointRecoverParams = RequestBodyOf<
+  Operation<'/v1/webhook-endpoints/{id}/recover', 'post'>
+>
+export type WebhookRecovery = ResponseOf<Operation<'/v1/webhook-endpoints/{id}/recover', 'post'>>
 
 // Webhook deliveries
 export type WebhookDelivery = ResponseOf<Operation<'/v1/webhook-deliveries/{id}', 'get'>>

@@ -85,9 +85,7 @@ async function setStatus(trx: Trx, auth: AuthContext, current: PayPeriodRow, sta
   const period = toPayPeriod({ ...current, ...changes })
   const before = toPayPeriod(current)
   await recordEvent(trx, auth, status === 'closed' ? 'pay_period.closed' : 'pay_period.reopened', period, {
-    status: before.status,
-    closed_at: before.closed_at,
-    updated: before.updated,
+    previousAttributes: { status: before.status, closed_at: before.closed_at, updated: before.updated },
   })
   return period
 }

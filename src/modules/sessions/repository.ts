@@ -2,31 +2,15 @@ import type { Selectable } from 'kysely'
 import type { AuthContext } from '../../core/identity.js'
 import type { Executor, Trx } from '../../db/connection.js'
 import { supportsRowLocks } from '../../db/connection.js'
-import type { ReviewStatus, SessionRevisionsTable, SessionsTable } from '../../db/schema.js'
+import { type ReviewStatus, type SessionRevisionsTable, type SessionsTable, toFlag } from '../../db/schema.js'
 import { ownedBy } from '../../db/scope.js'
 import { newId } from '../../lib/ids.js'
 import { toIso, toIsoOrNull } from '../../lib/time.js'
+import { totalHours } from './hours.js'
 import type { Session, SessionRevision } from './schemas.js'
 
 export type SessionRow = Selectable<SessionsTable>
 export type RevisionRow = Selectable<SessionRevisionsTable>
-
-const MS_PER_HUNDREDTH_HOUR = 36_000
-
-/**
- * (check_out − check_in in minutes − break_minutes) / 60, rounded half-up to 2 decimals, computed
- * in whole milliseconds so no floating-point error moves a value across a rounding boundary.
- * Real elapsed time: instants are absolute, so midnight and DST changes need no special case.
- */
-export function totalHours(
-  checkInAt: number,
-  checkOutAt: number | null,
-  breakMinutes: number,
-): number | null {
-  if (checkOutAt === null) return null
-  const workedMs = checkOutAt - checkInAt - breakMinutes * 60_000
-  return Math.floor(workedMs / MS_PER_HUNDREDTH_HOUR + 0.5) / 100
-}
 
 export function toSession(row: SessionRow): Session {
   return {
@@ -126,7 +110,7 @@ export async function listSessionRows(
     .$if(f.operator_id !== undefined, (q) => q.where('operator_id', '=', f.operator_id ?? ''))
     .$if(f.device_id !== undefined, (q) => q.where('device_code', '=', f.device_id ?? ''))
     .$if(f.location_id !== undefined, (q) => q.where('location_id', '=', f.location_id ?? ''))
-    .$if(f.is_flagged !== undefined, (q) => q.where('is_flagged', '=', f.is_flagged ? 1 : 0))
+    .$if(f.is_flagged !== undefined, (q) => q.where('is_flagged', '=', toFlag(f.is_flagged ?? false)))
     .$if(f.status !== undefined, (q) => q.where('status', '=', f.status ?? 'open'))
     .$if(f.checkInFrom !== undefined, (q) => q.where('check_in_at', '>=', f.checkInFrom ?? 0))
     .$if(f.checkInTo !== undefined, (q) => q.where('check_in_at', '<', f.checkInTo ?? 0))

@@ -6,8 +6,8 @@ import { IdParams, listEnvelope, paginationQuery, ref } from '../../core/schemas
 import { requireAuth } from '../../http/auth.js'
 import { registerResourceRoutes } from '../../http/resource-routes.js'
 import { errorResponses } from '../../http/schemas.js'
-import { findSession, listRevisionRows, sessionEverExisted, toRevision, toSession } from './repository.js'
-import { reviewSession } from './review.js'
+import { createSession, deleteSession, reviewSession, updateSession } from './lifecycle.js'
+import { listRevisionRows, sessionEverExisted, toRevision } from './repository.js'
 import {
   ApproveSessionBody,
   CreateSessionBody,
@@ -18,7 +18,7 @@ import {
   SessionRevision,
   UpdateSessionBody,
 } from './schemas.js'
-import { createSession, deleteSession, listSessions, updateSession } from './service.js'
+import { listSessions, retrieveSession } from './service.js'
 
 export async function sessionRoutes(instance: FastifyInstance): Promise<void> {
   registerResourceRoutes(instance, {
@@ -27,20 +27,16 @@ export async function sessionRoutes(instance: FastifyInstance): Promise<void> {
     tag: 'Sessions',
     scope: 'sessions',
     schema: Session,
-    createBody: CreateSessionBody,
-    updateBody: UpdateSessionBody,
-    listQuery: ListSessionsQuery,
-    create: createSession,
-    find: findSession,
-    update: updateSession,
+    create: { body: CreateSessionBody, run: createSession },
+    retrieve: retrieveSession,
+    update: { body: UpdateSessionBody, run: updateSession },
     remove: {
       summary: 'Delete a session (its revisions are kept)',
       response: DeletedSession,
       run: deleteSession,
       errorStatuses: [409],
     },
-    list: listSessions,
-    toApi: toSession,
+    list: { query: ListSessionsQuery, run: listSessions },
   })
 
   const app = instance.withTypeProvider<TypeBoxTypeProvider>()

@@ -267,7 +267,7 @@ export interface paths {
       }
       requestBody?: never
       responses: {
-        /** @description A page of events. */
+        /** @description A page of events, newest first. */
         200: {
           headers: {
             'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
@@ -1231,7 +1231,7 @@ export interface paths {
         }
       }
       responses: {
-        /** @description The scan, with what it did (`result`). */
+        /** @description The created scan. */
         201: {
           headers: {
             'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
@@ -1877,6 +1877,10 @@ export interface paths {
           endpoint_id?: string
           event_id?: string
           status?: 'pending' | 'succeeded' | 'failed'
+          /** @description Deliveries created at or after this instant. */
+          created_from?: string
+          /** @description Deliveries created before this instant. */
+          created_to?: string
         }
         header?: never
         path?: never
@@ -2260,6 +2264,70 @@ export interface paths {
     }
     trace?: never
   }
+  '/v1/webhook-endpoints/{id}/recover': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Redeliver a window: failed deliveries back to pending, missed ones created
+     * @description For the window [since, until) (at most 14 days back, never before the endpoint was created): every failed delivery of the endpoint goes back to `pending` with a new round of scheduled attempts (same `whd_` id), and every event the endpoint subscribes to but never got a delivery of (it was disabled) gets one. Safe to repeat: nothing that succeeded is sent again, and an event never has two deliveries to one endpoint.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path: {
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description Start of the window (an instant, at most 14 days ago). */
+            since: string
+            /** @description End of the window, exclusive (an instant); default now. */
+            until?: string
+          }
+        }
+      }
+      responses: {
+        /** @description How many deliveries were recovered and created. */
+        200: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': components['schemas']['WebhookRecovery']
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
+        409: components['responses']['Conflict']
+        413: components['responses']['PayloadTooLarge']
+        415: components['responses']['UnsupportedMediaType']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/v1/webhook-endpoints/{id}/rotate-secret': {
     parameters: {
       query?: never
@@ -2395,7 +2463,7 @@ export interface webhooks {
     put?: never
     /**
      * The device.created event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `device.created` (exactly, as `device.*`, or `*`); `data.object` is the device after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `device.created` (exactly, as `device.*`, or `*`) and that existed when it happened; `data.object` is the device after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -2464,7 +2532,7 @@ export interface webhooks {
     put?: never
     /**
      * The device.deleted event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `device.deleted` (exactly, as `device.*`, or `*`); `data.object` is the device after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `device.deleted` (exactly, as `device.*`, or `*`) and that existed when it happened; `data.object` is the device after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -2533,7 +2601,7 @@ export interface webhooks {
     put?: never
     /**
      * The device.updated event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `device.updated` (exactly, as `device.*`, or `*`); `data.object` is the device after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `device.updated` (exactly, as `device.*`, or `*`) and that existed when it happened; `data.object` is the device after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -2602,7 +2670,7 @@ export interface webhooks {
     put?: never
     /**
      * The location.created event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `location.created` (exactly, as `location.*`, or `*`); `data.object` is the location after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `location.created` (exactly, as `location.*`, or `*`) and that existed when it happened; `data.object` is the location after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -2671,7 +2739,7 @@ export interface webhooks {
     put?: never
     /**
      * The location.deleted event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `location.deleted` (exactly, as `location.*`, or `*`); `data.object` is the location after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `location.deleted` (exactly, as `location.*`, or `*`) and that existed when it happened; `data.object` is the location after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -2740,7 +2808,7 @@ export interface webhooks {
     put?: never
     /**
      * The location.updated event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `location.updated` (exactly, as `location.*`, or `*`); `data.object` is the location after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `location.updated` (exactly, as `location.*`, or `*`) and that existed when it happened; `data.object` is the location after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -2809,7 +2877,7 @@ export interface webhooks {
     put?: never
     /**
      * The operator.created event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `operator.created` (exactly, as `operator.*`, or `*`); `data.object` is the operator after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `operator.created` (exactly, as `operator.*`, or `*`) and that existed when it happened; `data.object` is the operator after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -2878,7 +2946,7 @@ export interface webhooks {
     put?: never
     /**
      * The operator.deactivated event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `operator.deactivated` (exactly, as `operator.*`, or `*`); `data.object` is the operator after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `operator.deactivated` (exactly, as `operator.*`, or `*`) and that existed when it happened; `data.object` is the operator after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -2947,7 +3015,7 @@ export interface webhooks {
     put?: never
     /**
      * The operator.updated event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `operator.updated` (exactly, as `operator.*`, or `*`); `data.object` is the operator after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `operator.updated` (exactly, as `operator.*`, or `*`) and that existed when it happened; `data.object` is the operator after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -3223,7 +3291,7 @@ export interface webhooks {
     put?: never
     /**
      * The scan.checked_in event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `scan.checked_in` (exactly, as `scan.*`, or `*`); `data.object` is the scan after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `scan.checked_in` (exactly, as `scan.*`, or `*`) and that existed when it happened; `data.object` is the scan after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -3292,7 +3360,7 @@ export interface webhooks {
     put?: never
     /**
      * The scan.checked_out event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `scan.checked_out` (exactly, as `scan.*`, or `*`); `data.object` is the scan after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `scan.checked_out` (exactly, as `scan.*`, or `*`) and that existed when it happened; `data.object` is the scan after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -3361,7 +3429,7 @@ export interface webhooks {
     put?: never
     /**
      * The scan.flagged event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `scan.flagged` (exactly, as `scan.*`, or `*`); `data.object` is the scan after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `scan.flagged` (exactly, as `scan.*`, or `*`) and that existed when it happened; `data.object` is the scan after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -3430,7 +3498,7 @@ export interface webhooks {
     put?: never
     /**
      * The session.completed event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `session.completed` (exactly, as `session.*`, or `*`); `data.object` is the session after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `session.completed` (exactly, as `session.*`, or `*`) and that existed when it happened; `data.object` is the session after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -3499,7 +3567,7 @@ export interface webhooks {
     put?: never
     /**
      * The session.deleted event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `session.deleted` (exactly, as `session.*`, or `*`); `data.object` is the session after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `session.deleted` (exactly, as `session.*`, or `*`) and that existed when it happened; `data.object` is the session after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -3568,7 +3636,7 @@ export interface webhooks {
     put?: never
     /**
      * The session.flagged event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `session.flagged` (exactly, as `session.*`, or `*`); `data.object` is the session after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `session.flagged` (exactly, as `session.*`, or `*`) and that existed when it happened; `data.object` is the session after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -3637,7 +3705,7 @@ export interface webhooks {
     put?: never
     /**
      * The session.updated event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `session.updated` (exactly, as `session.*`, or `*`); `data.object` is the session after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `session.updated` (exactly, as `session.*`, or `*`) and that existed when it happened; `data.object` is the session after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -3662,6 +3730,75 @@ export interface webhooks {
             }
             /** @constant */
             type: 'session.updated'
+          }
+        }
+      }
+      responses: {
+        /** @description Gone: the delivery fails at once and is never retried. */
+        410: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Received: any 2xx ends the delivery as succeeded. The body is ignored (its first 2 KiB are kept in the delivery log). */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Any other status, a redirect, a timeout or a connection error is a failed attempt: retried with exponential backoff (about 1 minute up to 1 hour, at most 6 attempts; a longer `Retry-After` on 429 or 503 is honoured). Endpoints that keep failing are disabled automatically; re-enable with PATCH `{"status": "enabled"}`. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  'webhook_endpoint.disabled': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * The webhook_endpoint.disabled event
+     * @description Sent to every enabled endpoint whose `enabled_events` match `webhook_endpoint.disabled` (exactly, as `webhook_endpoint.*`, or `*`) and that existed when it happened; `data.object` is the webhook_endpoint after the change. Emitted once when the service auto-disables an endpoint (without its secret); never sent to that endpoint. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed by the signing secret>`; during a secret rotation a second `v1=` signed with the previous secret. Accept when any `v1` matches (constant-time compare) and `t` is within 5 minutes. */
+          'X-Service-Signature': components['parameters']['XServiceSignature']
+          /** @description The delivery id (`whd_…`), stable across retries and resends: de-duplicate on it or on the body `id`. */
+          'X-Service-Id': components['parameters']['XServiceId']
+          /** @description The event type, equal to the body `type`. */
+          'X-Service-Event': components['parameters']['XServiceEvent']
+        }
+        path?: never
+        cookie?: never
+      }
+      /** @description The event envelope, with `type` `webhook_endpoint.disabled`. */
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['Event'] & {
+            data: {
+              object: components['schemas']['WebhookEndpoint']
+            }
+            /** @constant */
+            type: 'webhook_endpoint.disabled'
           }
         }
       }
@@ -4188,6 +4325,26 @@ export interface components {
        */
       updated: string
       url: string
+    }
+    /** @description What a recover did to an endpoint's deliveries of a window. */
+    WebhookRecovery: {
+      /** @description Deliveries created for events of the window that the endpoint never had one of. */
+      created: number
+      endpoint_id: string
+      /** @enum {string} */
+      object: 'webhook_recovery'
+      /** @description Failed deliveries put back to pending, same `whd_` ids, for a new round of attempts. */
+      recovered: number
+      /**
+       * Format: date-time
+       * @description UTC, ISO-8601 with milliseconds.
+       */
+      since: string
+      /**
+       * Format: date-time
+       * @description UTC, ISO-8601 with milliseconds.
+       */
+      until: string
     }
   }
   responses: {
