@@ -3084,7 +3084,7 @@ export interface webhooks {
     put?: never
     /**
      * The pay_period.closed event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `pay_period.closed` (exactly, as `pay_period.*`, or `*`); `data.object` is the pay_period after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `pay_period.closed` (exactly, as `pay_period.*`, or `*`) and that existed when it happened; `data.object` is the pay_period after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -3153,7 +3153,7 @@ export interface webhooks {
     put?: never
     /**
      * The pay_period.created event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `pay_period.created` (exactly, as `pay_period.*`, or `*`); `data.object` is the pay_period after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `pay_period.created` (exactly, as `pay_period.*`, or `*`) and that existed when it happened; `data.object` is the pay_period after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -3222,7 +3222,7 @@ export interface webhooks {
     put?: never
     /**
      * The pay_period.reopened event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `pay_period.reopened` (exactly, as `pay_period.*`, or `*`); `data.object` is the pay_period after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `pay_period.reopened` (exactly, as `pay_period.*`, or `*`) and that existed when it happened; `data.object` is the pay_period after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
