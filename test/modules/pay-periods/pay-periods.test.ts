@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildTestApp, type TestApp } from '../../helpers/app.js'
-import { expectError, ISO_MS, type List } from '../../helpers/assertions.js'
+import { newId } from '../../../src/lib/ids.js'
+import { lockPayPeriods } from '../../../src/modules/pay-periods/repository.js'
+import { type ApiResponse, buildTestApp, type TestApp } from '../../helpers/app.js'
+import { expectError, ISO_MS, type List, sleep } from '../../helpers/assertions.js'
+import { dialect } from '../../helpers/database.js'
 import { eventsOf } from '../../helpers/fixtures.js'
 import { created, ok, type PayPeriod, type ReviewedSession, world } from '../../helpers/world.js'
 
@@ -296,6 +299,93 @@ describe('pay periods over HTTP', () => {
     )
   })
 
+  // The lock itself, step by step: a transaction of this test holds it the way a session write (or
+  // a close) does, and the HTTP request on the other side must wait for it.
+  describe.runIf(dialect === 'postgres')('the pay-period lock (PostgreSQL)', () => {
+    it('a close waits for a session write in flight, then counts the session it wrote', async () => {
+      const w = await world(t)
+      const op = await w.operator()
+      const period = await created(w.period('2026-11-01', '2026-11-30'))
+      const auth = { keyId: w.admin.id, accountId: w.accountId, livemode: false }
+      let closing: Promise<ApiResponse<PayPeriod>> | undefined
+      let answeredAt = 0
+      await t.db.transaction().execute(async (trx) => {
+        await lockPayPeriods(trx, auth, 'shared')
+        closing = w.close(period.id).then((res) => {
+          answeredAt = Date.now()
+          return res
+        })
+        await sleep(300)
+        expect(answeredAt).toBe(0)
+        const now = Date.now()
+        await trx
+          .insertInto('sessions')
+          .values({
+            id: newId('ses'),
+            account_id: w.accountId,
+            livemode: 0,
+            operator_id: op.id,
+            operator_ident: op.ident,
+            device_code: 'GATE',
+            location_id: null,
+            check_in_at: Date.parse('2026-11-05T08:00:00Z'),
+            check_out_at: Date.parse('2026-11-05T09:00:00Z'),
+            break_minutes: 0,
+            notes: null,
+            is_flagged: 1,
+            flag_reason: 'manual_api_entry',
+            source: 'api',
+            status: 'completed',
+            deleted_at: null,
+            created_at: now,
+            updated_at: now,
+            work_date: '2026-11-05',
+            review_status: 'pending',
+            reviewed_at: null,
+            reviewed_by: null,
+            review_note: null,
+          })
+          .execute()
+      })
+      const res = await closing
+      if (!res) throw new Error('the close was not sent')
+      expectError(res, 409, 'conflict', 'pending_reviews')
+    })
+
+    it('a session write waits for a close in flight, then is refused with period_closed', async () => {
+      const w = await world(t)
+      const op = await w.operator()
+      const period = await created(w.period('2026-11-01', '2026-11-30'))
+      const auth = { keyId: w.admin.id, accountId: w.accountId, livemode: false }
+      let creating: Promise<ApiResponse> | undefined
+      let answeredAt = 0
+      await t.db.transaction().execute(async (trx) => {
+        await lockPayPeriods(trx, auth, 'exclusive')
+        creating = w.root
+          .post('/v1/sessions', {
+            operator_id: op.id,
+            device_id: 'GATE',
+            check_in: { time: '2026-11-05T08:00:00Z' },
+            check_out: { time: '2026-11-05T09:00:00Z' },
+          })
+          .then((res) => {
+            answeredAt = Date.now()
+            return res
+          })
+        await sleep(300)
+        expect(answeredAt).toBe(0)
+        await trx
+          .updateTable('pay_periods')
+          .set({ status: 'closed', closed_at: Date.now() })
+          .where('id', '=', period.id)
+          .execute()
+      })
+      const res = await creating
+      if (!res) throw new Error('the create was not sent')
+      expectError(res, 409, 'conflict', 'period_closed')
+    })
+  })
+
   describe('closing under concurrency', () => {
     it('a session created or approved while the period closes is counted or refused with period_closed; never a closed period with a pending session', async () => {
       const w = await world(t)
@@ -315,15 +405,19 @@ describe('pay periods over HTTP', () => {
           ),
         )
         const approvals = pending.map((s) => w.approve(s.id))
+        // Creates start a little later, at random, so some land before the close and some after.
         const creates = ops.map((op, i) =>
-          w.root.post<ReviewedSession>('/v1/sessions', {
-            operator_id: op.id,
-            device_id: 'GATE',
-            check_in: { time: `2026-11-${String(round + 11).padStart(2, '0')}T1${i}:00:00Z` },
-            check_out: { time: `2026-11-${String(round + 11).padStart(2, '0')}T1${i}:30:00Z` },
-          }),
+          sleep(Math.random() * 40).then(() =>
+            w.root.post<ReviewedSession>('/v1/sessions', {
+              operator_id: op.id,
+              device_id: 'GATE',
+              check_in: { time: `2026-11-${String(round + 11).padStart(2, '0')}T1${i}:00:00Z` },
+              check_out: { time: `2026-11-${String(round + 11).padStart(2, '0')}T1${i}:30:00Z` },
+            }),
+          ),
         )
-        const closes = [w.close(period.id), w.close(period.id)]
+        // The closes start a little after the approvals, at random, so some find them all done.
+        const closes = [0, 1].map(() => sleep(10 + Math.random() * 30).then(() => w.close(period.id)))
         const [approved, made, closing] = await Promise.all([
           Promise.all(approvals),
           Promise.all(creates),
