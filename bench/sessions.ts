@@ -13,9 +13,11 @@
  * Exits 1 when page 200 costs 1.5 times page 1 or more.
  */
 import fs from 'node:fs'
+import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
+import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import pg from 'pg'
 import { buildApp } from '../src/app.js'
@@ -25,6 +27,7 @@ import { migrateToLatest } from '../src/db/migrate.js'
 import type { DevicesTable, OperatorsTable, SessionsTable } from '../src/db/schema.js'
 import { newId } from '../src/lib/ids.js'
 import { createKey } from '../src/modules/keys/service.js'
+import { dayTotalsQuery } from '../src/modules/timesheets/repository.js'
 
 const SESSIONS = intEnv('BENCH_SESSIONS', 1_000_000)
 const OPERATORS = intEnv('BENCH_OPERATORS', 1000)
@@ -186,6 +189,12 @@ async function fill(db: Db, accountId: string) {
             deleted_at: null,
             created_at: checkOut,
             updated_at: checkOut,
+            // Locations of the bench are in UTC: the work date is the check-in's UTC date.
+            work_date: new Date(checkIn).toISOString().slice(0, 10),
+            review_status: api ? 'pending' : 'not_required',
+            reviewed_at: null,
+            reviewed_by: null,
+            review_note: null,
           })
         }
         await trx.insertInto('sessions').values(rows).execute()
@@ -275,6 +284,7 @@ async function main() {
       p90: percentile(samples[n] ?? [], 90),
       rows: rowCounts[n] ?? 0,
     }))
+    const timesheets = await benchTimesheets(app, headers, target.dialect, key.account_id)
     await app.close()
 
     const ratio = (results[1]?.median ?? 0) / (results[0]?.median ?? 1)
@@ -295,6 +305,8 @@ async function main() {
       console.error('FAIL: page 200 costs 1.5 times page 1 or more')
       exitCode = 1
     }
+    for (const line of timesheets.lines) console.log(line)
+    if (timesheets.failed) exitCode = 1
     if (process.env.BENCH_EXPLAIN !== '0')
       await explain(target, key.account_id, lastId, operator.id, from, to)
   } finally {
@@ -355,6 +367,133 @@ async function explain(
   } finally {
     await db.destroy()
   }
+}
+
+/** The budgets of docs/performance.md: first page of a month, whole CSV of a month. */
+const FIRST_PAGE_BUDGET_MS = 100
+const CSV_BUDGET_MS = 5000
+
+/**
+ * Timesheets on the filled table (1,000 operators, sessions spread over 2025): the first JSON page
+ * of one month (in-process, `app.inject`), and the whole CSV of that month and of the whole year,
+ * downloaded over a real socket and read as it streams, with the process's heap sampled every
+ * 20 ms while it does (the server and this client are one process: a server holding the result
+ * would show here). Plus the query plans of a page and of a CSV batch.
+ */
+async function benchTimesheets(
+  app: FastifyInstance,
+  headers: Record<string, string>,
+  dialect: 'sqlite' | 'postgres',
+  accountId: string,
+) {
+  const lines: string[] = ['', `Timesheets (${dialect})`, '']
+  let failed = false
+  const month = 'from=2025-06-01&to=2025-06-30'
+  const pageUrl = `/v1/timesheets?${month}&limit=${PAGE}`
+  const samples: number[] = []
+  let rows = 0
+  for (let i = 0; i < WARMUP + RUNS; i++) {
+    const t0 = performance.now()
+    const res = await app.inject({ method: 'GET', url: pageUrl, headers })
+    const ms = performance.now() - t0
+    if (res.statusCode !== 200) throw new Error(`${pageUrl}: ${res.statusCode} ${res.body}`)
+    rows = (res.json() as { data: unknown[] }).data.length
+    if (i >= WARMUP) samples.push(ms)
+  }
+  const weekSamples: number[] = []
+  for (let i = 0; i < WARMUP + RUNS; i++) {
+    const t0 = performance.now()
+    const res = await app.inject({ method: 'GET', url: `${pageUrl}&group_by=week`, headers })
+    if (res.statusCode !== 200) throw new Error(`week page: ${res.statusCode} ${res.body}`)
+    if (i >= WARMUP) weekSamples.push(performance.now() - t0)
+  }
+
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+  const download = async (query: string) => {
+    global.gc?.()
+    const heapBefore = process.memoryUsage().heapUsed
+    let heapMax = heapBefore
+    const sampler = setInterval(() => {
+      heapMax = Math.max(heapMax, process.memoryUsage().heapUsed)
+    }, 20)
+    const t0 = performance.now()
+    const res = await fetch(`${base}/v1/timesheets?${query}`, { headers: { ...headers, accept: 'text/csv' } })
+    if (res.status !== 200 || !res.body) throw new Error(`CSV ${query}: ${res.status} ${await res.text()}`)
+    let bytes = 0
+    let lineCount = 0
+    const firstByte = performance.now() - t0
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      bytes += chunk.length
+      for (const byte of chunk) if (byte === 0x0a) lineCount++
+    }
+    const ms = performance.now() - t0
+    clearInterval(sampler)
+    return { ms, firstByte, bytes, rows: lineCount - 1, heapGrowthMb: (heapMax - heapBefore) / 1e6 }
+  }
+  await download(month) // warm-up
+  const monthCsv = await download(month)
+  const yearCsv = await download('from=2025-01-01&to=2025-12-31')
+
+  const pageMedian = median(samples)
+  lines.push('| query | median ms | p90 ms | rows |', '|---|---:|---:|---:|')
+  lines.push(
+    `| first page, June 2025, limit=${PAGE} | ${pageMedian.toFixed(2)} | ${percentile(samples, 90).toFixed(2)} | ${rows} |`,
+  )
+  lines.push(
+    `| first page, June 2025, group_by=week | ${median(weekSamples).toFixed(2)} | ${percentile(weekSamples, 90).toFixed(2)} | ${rows} |`,
+  )
+  lines.push(
+    '',
+    '| CSV | rows | MB | first byte ms | total ms | heap growth MB |',
+    '|---|---:|---:|---:|---:|---:|',
+  )
+  for (const [name, r] of [
+    ['June 2025', monthCsv],
+    ['all of 2025', yearCsv],
+  ] as const) {
+    lines.push(
+      `| ${name} | ${r.rows} | ${(r.bytes / 1e6).toFixed(1)} | ${r.firstByte.toFixed(0)} | ${r.ms.toFixed(0)} | ${r.heapGrowthMb.toFixed(1)} |`,
+    )
+  }
+  if (pageMedian >= FIRST_PAGE_BUDGET_MS) {
+    lines.push(
+      `FAIL: the first timesheet page takes ${pageMedian.toFixed(0)} ms (budget ${FIRST_PAGE_BUDGET_MS})`,
+    )
+    failed = true
+  }
+  if (monthCsv.ms >= CSV_BUDGET_MS) {
+    lines.push(`FAIL: the month's CSV takes ${monthCsv.ms.toFixed(0)} ms (budget ${CSV_BUDGET_MS})`)
+    failed = true
+  }
+
+  if (process.env.BENCH_EXPLAIN !== '0') {
+    const auth = { keyId: 'bench', accountId, livemode: false }
+    const filters = { from: '2025-06-01', to: '2025-06-30' }
+    // The statements dayTotals runs: a first page, and a CSV batch in the middle of the month's rows.
+    const compiled = [
+      ['timesheet first page', dayTotalsQuery(app.db, auth, filters, undefined, PAGE + 1).compile()],
+      [
+        'timesheet CSV batch',
+        dayTotalsQuery(
+          app.db,
+          auth,
+          filters,
+          { operatorIdent: 'op-00500', date: '2025-06-15' },
+          2000,
+        ).compile(),
+      ],
+    ] as const
+    const prefix = dialect === 'postgres' ? 'explain (analyze, buffers) ' : 'explain query plan '
+    for (const [name, query] of compiled) {
+      const plan = await app.db.executeQuery<Record<string, unknown>>({ ...query, sql: prefix + query.sql })
+      lines.push('', `Plan, ${name}: ${query.sql}`)
+      for (const row of plan.rows) {
+        lines.push(`  ${dialect === 'postgres' ? String(row['QUERY PLAN']) : String(row.detail)}`)
+      }
+    }
+  }
+  return { lines, failed }
 }
 
 main().catch((error: unknown) => {

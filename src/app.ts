@@ -18,8 +18,10 @@ import { deviceRoutes } from './modules/devices/routes.js'
 import { eventRoutes } from './modules/events/routes.js'
 import { locationRoutes } from './modules/locations/routes.js'
 import { operatorRoutes } from './modules/operators/routes.js'
+import { payPeriodRoutes } from './modules/pay-periods/routes.js'
 import { scanRoutes } from './modules/scans/routes.js'
 import { sessionRoutes } from './modules/sessions/routes.js'
+import { timesheetRoutes } from './modules/timesheets/routes.js'
 import { webhookRoutes } from './modules/webhooks/routes.js'
 import { DeliverySender } from './modules/webhooks/sender.js'
 import { WebhookWorker } from './modules/webhooks/worker.js'
@@ -94,6 +96,8 @@ export async function buildApp({ config, db, redis }: AppDependencies): Promise<
   await app.register(deviceRoutes)
   await app.register(sessionRoutes)
   await app.register(scanRoutes)
+  await app.register(payPeriodRoutes)
+  await app.register(timesheetRoutes)
   await app.register(eventRoutes)
   await app.register(consoleRoutes)
 

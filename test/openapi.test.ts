@@ -47,6 +47,7 @@ const IDEMPOTENT = [
   'POST /v1/webhook-endpoints',
   'POST /v1/webhook-endpoints/{id}/rotate-secret',
   'POST /v1/webhook-endpoints/{id}/send-test',
+  'POST /v1/pay-periods',
 ]
 const RESOURCE_SCHEMAS = [
   'Operator',
@@ -55,6 +56,8 @@ const RESOURCE_SCHEMAS = [
   'Session',
   'SessionRevision',
   'Scan',
+  'PayPeriod',
+  'TimesheetEntry',
   'WebhookEndpoint',
   'WebhookEndpointWithSecret',
   'WebhookDelivery',
@@ -207,6 +210,7 @@ describe('the OpenAPI document', () => {
       device: 'Device',
       location: 'Location',
       scan: 'Scan',
+      pay_period: 'PayPeriod',
       webhook_endpoint: 'WebhookEndpoint',
     }
     for (const type of expected) {

@@ -36,6 +36,10 @@ export const ERROR_CODES = {
   duplicate_device_code: { type: 'conflict', status: 409 },
   open_session_exists: { type: 'conflict', status: 409 },
   endpoint_disabled: { type: 'conflict', status: 409 },
+  session_open: { type: 'conflict', status: 409 },
+  period_closed: { type: 'conflict', status: 409 },
+  pending_reviews: { type: 'conflict', status: 409 },
+  overlapping_period: { type: 'conflict', status: 409 },
   idempotency_key_reuse: { type: 'conflict', status: 409 },
   idempotency_key_in_use: { type: 'conflict', status: 409 },
   missing_param: { type: 'validation_error', status: 422 },
@@ -46,6 +50,7 @@ export const ERROR_CODES = {
   invalid_time_range: { type: 'validation_error', status: 422 },
   break_exceeds_duration: { type: 'validation_error', status: 422 },
   conflicting_params: { type: 'validation_error', status: 422 },
+  invalid_date_range: { type: 'validation_error', status: 422 },
   cross_mode_reference: { type: 'validation_error', status: 422 },
   unknown_operator: { type: 'validation_error', status: 422 },
   unknown_device: { type: 'validation_error', status: 422 },
@@ -159,6 +164,20 @@ export const errors = {
     }),
   endpointDisabled: (id: string) =>
     coded('endpoint_disabled', `Webhook endpoint ${id} is disabled; re-enable it first.`),
+  sessionOpen: (id: string) =>
+    coded('session_open', `Session ${id} is still open; only a completed session can be reviewed.`),
+  periodClosed: (periodId: string, date: string) =>
+    coded(
+      'period_closed',
+      `The work date ${date} lies in the closed pay period ${periodId}; reopen the period to change its sessions.`,
+    ),
+  pendingReviews: (pending: number, open: number) =>
+    coded(
+      'pending_reviews',
+      `The period cannot be closed: ${pending} session(s) await review (pending) and ${open} session(s) are still open.`,
+    ),
+  overlappingPeriod: (otherId: string) =>
+    coded('overlapping_period', `The dates overlap the pay period ${otherId}.`, { param: 'start_date' }),
   idempotencyKeyReuse: () =>
     coded(
       'idempotency_key_reuse',
@@ -187,6 +206,7 @@ export const errors = {
       param: 'break_minutes',
     }),
   conflictingParams: (param: string, message: string) => coded('conflicting_params', message, { param }),
+  invalidDateRange: (param: string, message: string) => coded('invalid_date_range', message, { param }),
   crossModeReference: (param: string, resource: string, value: string) =>
     coded(
       'cross_mode_reference',

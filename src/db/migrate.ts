@@ -5,6 +5,7 @@ import * as m002 from './migrations/002_attendance.js'
 import * as m003 from './migrations/003_webhooks.js'
 import * as m004 from './migrations/004_outbox_tuning.js'
 import * as m005 from './migrations/005_webhook_operations.js'
+import * as m007 from './migrations/007_review_and_pay_periods.js'
 
 // Migrations are imported statically so the built service and tsx runs need no file-system scan.
 const migrations: Record<string, Migration> = {
@@ -13,6 +14,9 @@ const migrations: Record<string, Migration> = {
   '003_webhooks': m003,
   '004_outbox_tuning': m004,
   '005_webhook_operations': m005,
+  // 006 is taken by another branch; Kysely runs migrations in name order, and one added
+  // below an applied one is allowed (see allowUnorderedMigrations).
+  '007_review_and_pay_periods': m007,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }
@@ -25,7 +29,13 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
   const migrationTableSchema = supportsRowLocks(db)
     ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
     : undefined
-  const migrator = new Migrator({ db, provider, ...(migrationTableSchema ? { migrationTableSchema } : {}) })
+  const migrator = new Migrator({
+    db,
+    provider,
+    // Numbers are reserved per branch, so a database may have run 007 before 005 and 006 exist.
+    allowUnorderedMigrations: true,
+    ...(migrationTableSchema ? { migrationTableSchema } : {}),
+  })
   const { error, results } = await migrator.migrateToLatest()
   if (error) throw error instanceof Error ? error : new Error(String(error))
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)

@@ -15,6 +15,7 @@ export interface Database {
   sessions: SessionsTable
   session_revisions: SessionRevisionsTable
   scans: ScansTable
+  pay_periods: PayPeriodsTable
   webhook_endpoints: WebhookEndpointsTable
   webhook_deliveries: WebhookDeliveriesTable
   webhook_attempts: WebhookAttemptsTable
@@ -136,6 +137,28 @@ export interface SessionsTable {
   status: SessionStatus
   /** Soft delete: a deleted session is gone from the API but its revisions stay readable. */
   deleted_at: number | null
+  created_at: number
+  updated_at: number
+  /** YYYY-MM-DD: the check-in's calendar date in the location's zone (UTC without one), set when written. */
+  work_date: string
+  review_status: ReviewStatus
+  reviewed_at: number | null
+  /** The key id that approved or rejected the session. */
+  reviewed_by: string | null
+  review_note: string | null
+}
+
+export type ReviewStatus = 'pending' | 'not_required' | 'approved' | 'rejected'
+
+export interface PayPeriodsTable {
+  id: string
+  account_id: string
+  livemode: Flag
+  /** Inclusive calendar dates, YYYY-MM-DD. */
+  start_date: string
+  end_date: string
+  status: 'open' | 'closed'
+  closed_at: number | null
   created_at: number
   updated_at: number
 }

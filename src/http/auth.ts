@@ -14,8 +14,11 @@ declare module 'fastify' {
     authFailure: string | null
   }
   interface FastifyContextConfig {
-    /** The scope a route needs; every /v1 route declares one unless it is public. */
-    scope?: Scope
+    /**
+     * The scope a route needs; every /v1 route declares one unless it is public. A list means all
+     * of them (closing a pay period needs `timesheets:write` and `sessions:approve`).
+     */
+    scope?: Scope | readonly Scope[]
     /** A /v1 route served without a key (the OpenAPI document). */
     public?: boolean
   }
@@ -95,9 +98,10 @@ export const enforce: onRequestAsyncHookHandler = async (request) => {
   if (!request.auth) {
     throw errors.authentication('No API key provided. Send "Authorization: Bearer <API key>".')
   }
-  const scope = config.scope
-  if (scope && !grants(scopesByRequest.get(request) ?? new Set(), scope))
-    throw errors.insufficientScope(scope)
+  const held = scopesByRequest.get(request) ?? new Set()
+  for (const scope of [config.scope ?? []].flat()) {
+    if (!grants(held, scope)) throw errors.insufficientScope(scope)
+  }
 }
 
 export function registerAuth(app: FastifyInstance): void {
@@ -106,7 +110,7 @@ export function registerAuth(app: FastifyInstance): void {
   // Fail at start-up, not at request time, when a route forgets to declare what it needs, or
   // declares a scope that would not be enforced (outside /v1/ everything is public).
   app.addHook('onRoute', (route) => {
-    const config = (route.config ?? {}) as { scope?: Scope; public?: boolean }
+    const config = (route.config ?? {}) as { scope?: Scope | readonly Scope[]; public?: boolean }
     if (isApiRoute(route.url) && !config.public && !config.scope) {
       throw new Error(`Route ${route.method} ${route.url} declares neither config.scope nor config.public`)
     }

@@ -46,6 +46,8 @@ export interface ResourceDefinition<
     /** A named schema (with `$id`): the deleted object, or the resource itself for a soft delete. */
     response: TSchema
     run: (trx: Trx, auth: AuthContext, id: string) => Promise<unknown>
+    /** Error statuses of the delete's own rules (a session in a closed pay period: 409). */
+    errorStatuses?: number[]
   }
   list: {
     query: Query
@@ -148,6 +150,7 @@ export function registerResourceRoutes<
                 ? `The ${label}, deactivated (a soft delete).`
                 : `The ${label} is gone: its id, with \`deleted: true\`.`,
             ),
+            ...errorResponses(...(remove.errorStatuses ?? [])),
           },
         },
       },

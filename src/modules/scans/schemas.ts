@@ -10,6 +10,7 @@ export const SCAN_FLAG_REASONS = [
   'already_checked_in',
   'invalid_time_range',
   'max_shift_exceeded',
+  'period_closed',
 ] as const
 export type ScanFlagReason = (typeof SCAN_FLAG_REASONS)[number]
 

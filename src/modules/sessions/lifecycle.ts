@@ -25,13 +25,20 @@ import {
   toSession,
   updateSessionRow,
 } from './repository.js'
+import {
+  AWAITING_REVIEW,
+  assertWorkDatesOpen,
+  NO_REVIEW_NEEDED,
+  workDateAfterEdit,
+  workDateOf,
+} from './review.js'
 import type { CreateSessionBody, Session, UpdateSessionBody } from './schemas.js'
 
 /**
  * The life of a session, in one place: opened by a check-in scan or created through the API,
  * completed by a check-out scan or an edit, closed when a shift runs too long, edited, deleted.
  * Every change writes its revision and emits its events here; the rules a session obeys are checked
- * here, under the operator's lock.
+ * here, under the operator's lock. Its work date and review state follow the steps of `review.ts`.
  */
 
 /** An open session older than this is closed as flagged `max_shift_exceeded`. */
@@ -127,12 +134,13 @@ export async function createSession(trx: Trx, auth: AuthContext, input: CreateSe
   const operator = await resolveOperator(trx, auth, input)
   const device = await resolveDevice(trx, auth, input.device_id)
   const locationId = (await locationFor(trx, auth, input)) ?? device.location_id
+  const checkInAt = instantOf(input.check_in.time, 'check_in.time')
   const fields: NewSession = {
     operator_id: operator.id,
     operator_ident: operator.ident,
     device_code: device.code,
     location_id: locationId,
-    check_in_at: instantOf(input.check_in.time, 'check_in.time'),
+    check_in_at: checkInAt,
     check_out_at: instantOf(input.check_out.time, 'check_out.time'),
     break_minutes: input.break_minutes ?? 0,
     notes: input.notes ?? null,
@@ -140,9 +148,12 @@ export async function createSession(trx: Trx, auth: AuthContext, input: CreateSe
     flag_reason: 'manual_api_entry',
     source: 'api',
     status: 'completed',
+    work_date: await workDateOf(trx, auth, checkInAt, locationId),
+    ...AWAITING_REVIEW,
   }
   await lockOperators(trx, auth, [operator.id])
   checkTimes(fields)
+  await assertWorkDatesOpen(trx, auth, null, fields.work_date)
   const session = await startSession(trx, auth, fields, 'created')
   await recordEvent(trx, auth, 'session.completed', session)
   await recordEvent(trx, auth, 'session.flagged', session)
@@ -175,7 +186,7 @@ export async function updateSession(
         input.device_id === undefined ? undefined : await resolveDevice(trx, auth, input.device_id)
       const checkOutAt =
         input.check_out === undefined ? undefined : instantOf(input.check_out.time, 'check_out.time')
-      return changedFields(current, {
+      const changes = changedFields(current, {
         operator_id: operator?.id,
         operator_ident: operator?.ident,
         device_code: device?.code,
@@ -188,7 +199,12 @@ export async function updateSession(
         status: checkOutAt === undefined ? undefined : 'completed',
         is_flagged: 1,
         flag_reason: 'manual_api_edit',
+        ...AWAITING_REVIEW,
       })
+      const workDate = await workDateAfterEdit(trx, auth, current, changes)
+      if (workDate !== current.work_date) changes.work_date = workDate
+      if (Object.keys(changes).length > 0) await assertWorkDatesOpen(trx, auth, current.work_date, workDate)
+      return changes
     },
     check: checkTimes,
     afterWrite: async ({ current, updated, before, after, previous }) => {
@@ -207,6 +223,7 @@ export async function updateSession(
 /** Soft delete: gone from the API, its revisions kept, `session.deleted` emitted. */
 export async function deleteSession(trx: Trx, auth: AuthContext, id: string) {
   const current = await lockResource(trx, auth, sessions, id)
+  await assertWorkDatesOpen(trx, auth, current.work_date, null)
   const now = Date.now()
   await updateSessionRow(trx, id, { deleted_at: now, updated_at: now })
   const session = toSession(current)
@@ -232,11 +249,15 @@ export async function openSessionAt(
   return { open }
 }
 
-/** A check-in scan opens a session at the device's location: not flagged, no check-out yet. */
+/**
+ * A check-in scan opens a session at the device's location: not flagged, nothing to review, no
+ * check-out yet. `workDate` is the one the scan checked against closed pay periods.
+ */
 export function checkIn(
   trx: Trx,
   auth: AuthContext,
   scan: { operator: OperatorRow; device: DeviceRow; at: number },
+  workDate: string,
 ): Promise<Session> {
   const fields: NewSession = {
     operator_id: scan.operator.id,
@@ -251,6 +272,8 @@ export function checkIn(
     flag_reason: null,
     source: 'scan',
     status: 'open',
+    work_date: workDate,
+    ...NO_REVIEW_NEEDED,
   }
   return startSession(trx, auth, fields, 'checked_in')
 }
@@ -271,14 +294,14 @@ export async function checkOut(trx: Trx, auth: AuthContext, open: SessionRow, at
 /**
  * A session left open for more than 16 hours: nobody knows when the operator really left, so it is
  * closed without a check-out time (total_hours stays null) and flagged `max_shift_exceeded` for a
- * manager to complete.
+ * manager to complete and review.
  */
 export async function closeOverlongShift(trx: Trx, auth: AuthContext, open: SessionRow): Promise<Session> {
   const session = await changeSession(
     trx,
     auth,
     open,
-    { status: 'completed', is_flagged: 1, flag_reason: 'max_shift_exceeded' },
+    { status: 'completed', is_flagged: 1, flag_reason: 'max_shift_exceeded', ...AWAITING_REVIEW },
     'closed',
   )
   await recordEvent(trx, auth, 'session.flagged', session, {

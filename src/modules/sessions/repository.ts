@@ -2,10 +2,10 @@ import type { Selectable } from 'kysely'
 import type { AuthContext } from '../../core/identity.js'
 import type { Executor, Trx } from '../../db/connection.js'
 import { supportsRowLocks } from '../../db/connection.js'
-import { type SessionRevisionsTable, type SessionsTable, toFlag } from '../../db/schema.js'
+import { type ReviewStatus, type SessionRevisionsTable, type SessionsTable, toFlag } from '../../db/schema.js'
 import { ownedBy } from '../../db/scope.js'
 import { newId } from '../../lib/ids.js'
-import { toIso } from '../../lib/time.js'
+import { toIso, toIsoOrNull } from '../../lib/time.js'
 import { totalHours } from './hours.js'
 import type { Session, SessionRevision } from './schemas.js'
 
@@ -29,6 +29,11 @@ export function toSession(row: SessionRow): Session {
     flag_reason: row.flag_reason,
     source: row.source,
     status: row.status,
+    work_date: row.work_date,
+    review_status: row.review_status,
+    reviewed_at: toIsoOrNull(row.reviewed_at),
+    reviewed_by: row.reviewed_by,
+    review_note: row.review_note,
     livemode: row.livemode === 1,
     created: toIso(row.created_at),
     updated: toIso(row.updated_at),
@@ -89,6 +94,9 @@ export interface SessionFilters {
   status?: 'open' | 'completed'
   checkInFrom?: number
   checkInTo?: number
+  review_status?: ReviewStatus
+  work_date_from?: string
+  work_date_to?: string
 }
 
 export async function listSessionRows(
@@ -106,6 +114,9 @@ export async function listSessionRows(
     .$if(f.status !== undefined, (q) => q.where('status', '=', f.status ?? 'open'))
     .$if(f.checkInFrom !== undefined, (q) => q.where('check_in_at', '>=', f.checkInFrom ?? 0))
     .$if(f.checkInTo !== undefined, (q) => q.where('check_in_at', '<', f.checkInTo ?? 0))
+    .$if(f.review_status !== undefined, (q) => q.where('review_status', '=', f.review_status ?? 'pending'))
+    .$if(f.work_date_from !== undefined, (q) => q.where('work_date', '>=', f.work_date_from ?? ''))
+    .$if(f.work_date_to !== undefined, (q) => q.where('work_date', '<=', f.work_date_to ?? ''))
     .$if(beforeId !== undefined, (q) => q.where('id', '<', beforeId ?? ''))
     .orderBy('id', 'desc')
     .limit(take)

@@ -9,6 +9,14 @@ const timeOutput = Type.Object({ time: Timestamp }, { additionalProperties: fals
 const reference = (description: string, maxLength = 64) =>
   Type.String({ minLength: 1, maxLength, description })
 
+const reviewStatus = Type.Union(
+  [Type.Literal('pending'), Type.Literal('not_required'), Type.Literal('approved'), Type.Literal('rejected')],
+  {
+    description:
+      '`pending` for flagged sessions (API create or edit, a flagged closure) and again after any edit; `not_required` for scanned sessions without a flag; `approved` or `rejected` after review.',
+  },
+)
+
 const settable = {
   operator_ident: Type.Optional(reference('Resolves to an operator by its ident.')),
   operator_id: Type.Optional(reference('Resolves to an operator by its id.')),
@@ -43,6 +51,16 @@ export const Session = Type.Object(
     flag_reason: Type.Union([Type.String(), Type.Null()]),
     source: Type.Union([Type.Literal('api'), Type.Literal('scan')]),
     status: Type.Union([Type.Literal('open'), Type.Literal('completed')]),
+    work_date: Type.String({
+      description:
+        "YYYY-MM-DD: the calendar date of the check-in in the location's time zone (UTC without a location), fixed when the session is written. The session counts, whole, on this date.",
+    }),
+    review_status: reviewStatus,
+    reviewed_at: Type.Union([Timestamp, Type.Null()]),
+    reviewed_by: Type.Union([Type.String(), Type.Null()], {
+      description: 'The id of the API key that approved or rejected the session.',
+    }),
+    review_note: Type.Union([Type.String(), Type.Null()]),
     livemode: Type.Boolean(),
     created: Timestamp,
     updated: Timestamp,
@@ -95,17 +113,41 @@ export const ListSessionsQuery = Type.Object(
     check_in_to: Type.Optional(
       Type.String({ maxLength: 64, description: 'Sessions whose check-in is before this instant.' }),
     ),
+    review_status: Type.Optional(reviewStatus),
+    work_date_from: Type.Optional(
+      Type.String({ format: 'date', maxLength: 10, description: 'Work date on or after (YYYY-MM-DD).' }),
+    ),
+    work_date_to: Type.Optional(
+      Type.String({ format: 'date', maxLength: 10, description: 'Work date on or before (YYYY-MM-DD).' }),
+    ),
   },
   { additionalProperties: false },
 )
 export type ListSessionsQuery = Static<typeof ListSessionsQuery>
+
+const note = nullableString({ maxLength: 2000, description: 'Why; kept as the review_note.' })
+
+export const ApproveSessionBody = Type.Object({ note: Type.Optional(note) }, { additionalProperties: false })
+export type ApproveSessionBody = Static<typeof ApproveSessionBody>
+
+export const RejectSessionBody = Type.Object(
+  {
+    note: Type.Optional(
+      nullableString({ maxLength: 2000, description: 'Required: why the session does not count.' }),
+    ),
+  },
+  { additionalProperties: false },
+)
+export type RejectSessionBody = Static<typeof RejectSessionBody>
 
 export const SessionRevision = Type.Object(
   {
     object: Type.Literal('session_revision'),
     id: Type.String({ description: 'Prefix `rev_`.' }),
     session_id: Type.String(),
-    action: Type.String({ description: 'created, updated, deleted, checked_in, checked_out or closed.' }),
+    action: Type.String({
+      description: 'created, updated, deleted, checked_in, checked_out, closed, approved or rejected.',
+    }),
     key_id: Type.String({ description: 'The API key that made the change.' }),
     livemode: Type.Boolean(),
     created: Timestamp,

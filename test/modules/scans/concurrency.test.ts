@@ -161,6 +161,11 @@ describe('scans over HTTP', () => {
         deleted_at: null,
         created_at: now,
         updated_at: now,
+        work_date: '2026-01-01',
+        review_status: 'not_required',
+        reviewed_at: null,
+        reviewed_by: null,
+        review_note: null,
         ...extra,
       }
     }

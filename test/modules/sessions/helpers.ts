@@ -35,10 +35,15 @@ export const SESSION_KEYS = [
   'object',
   'operator_id',
   'operator_ident',
+  'review_note',
+  'review_status',
+  'reviewed_at',
+  'reviewed_by',
   'source',
   'status',
   'total_hours',
   'updated',
+  'work_date',
 ]
 /** The events every `world()` starts with, in this order. */
 export const SETUP_EVENTS = ['location.created', 'device.created', 'operator.created']

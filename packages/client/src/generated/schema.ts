@@ -877,6 +877,280 @@ export interface paths {
     }
     trace?: never
   }
+  '/v1/pay-periods': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** List pay periods, newest first */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Page size, 1 to 200. */
+          limit?: number
+          /** @description The `next_cursor` of the previous page, passed back verbatim. */
+          cursor?: string
+          status?: 'open' | 'closed'
+        }
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description A page of pay periods, newest first. */
+        200: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              data: components['schemas']['PayPeriod'][]
+              /** @description `true` when further pages exist. */
+              has_more: boolean
+              /** @description Pass as `cursor` for the next page; `null` when `has_more` is `false`. */
+              next_cursor: string | null
+              /** @enum {string} */
+              object: 'list'
+            }
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+      }
+    }
+    put?: never
+    /**
+     * Create a pay period
+     * @description Inclusive dates, at most 62 days. `end_date` before `start_date`, or a longer period: 422 `invalid_date_range`; sharing a day with another period of the account and mode: 409 `overlapping_period`. Scope `timesheets:write`. Emits `pay_period.created`.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: {
+          /** @description Makes the request safe to retry: the same key with the same request within 24 hours replays the first answer. 1 to 255 characters (otherwise 422, param `Idempotency-Key`). */
+          'Idempotency-Key'?: components['parameters']['IdempotencyKey']
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': {
+            /**
+             * Format: date
+             * @description Last day (inclusive); at most 62 days after start_date counting both. YYYY-MM-DD.
+             */
+            end_date: string
+            /**
+             * Format: date
+             * @description First day (inclusive). YYYY-MM-DD.
+             */
+            start_date: string
+          }
+        }
+      }
+      responses: {
+        /** @description The created pay period (`status: open`). */
+        201: {
+          headers: {
+            'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': components['schemas']['PayPeriod']
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        409: components['responses']['Conflict']
+        413: components['responses']['PayloadTooLarge']
+        415: components['responses']['UnsupportedMediaType']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/pay-periods/{id}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** Retrieve a pay period */
+    get: {
+      parameters: {
+        query?: never
+        header?: never
+        path: {
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description The pay period. */
+        200: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': components['schemas']['PayPeriod']
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+      }
+    }
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/pay-periods/{id}/close': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Close a pay period
+     * @description 409 `pending_reviews` while a session whose work date is in the period is `pending` or still open (the message gives both counts). Afterwards creating, editing, deleting, approving or rejecting such a session answers 409 `period_closed`, and scans that would open or complete one are flagged `period_closed`. Closing a closed period changes nothing. Emits `pay_period.closed`. Scopes `timesheets:write` and `sessions:approve`.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path: {
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description The pay period. */
+        200: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': components['schemas']['PayPeriod']
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
+        409: components['responses']['Conflict']
+        413: components['responses']['PayloadTooLarge']
+        415: components['responses']['UnsupportedMediaType']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/pay-periods/{id}/reopen': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Reopen a closed pay period
+     * @description Its sessions can be changed and reviewed again. Reopening an open period changes nothing. Emits `pay_period.reopened`. Scopes `timesheets:write` and `sessions:approve`.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path: {
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description The pay period. */
+        200: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': components['schemas']['PayPeriod']
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
+        409: components['responses']['Conflict']
+        413: components['responses']['PayloadTooLarge']
+        415: components['responses']['UnsupportedMediaType']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/v1/scans': {
     parameters: {
       query?: never
@@ -1062,6 +1336,12 @@ export interface paths {
           check_in_from?: string
           /** @description Sessions whose check-in is before this instant. */
           check_in_to?: string
+          /** @description `pending` for flagged sessions (API create or edit, a flagged closure) and again after any edit; `not_required` for scanned sessions without a flag; `approved` or `rejected` after review. */
+          review_status?: 'pending' | 'not_required' | 'approved' | 'rejected'
+          /** @description Work date on or after (YYYY-MM-DD). */
+          work_date_from?: string
+          /** @description Work date on or before (YYYY-MM-DD). */
+          work_date_to?: string
         }
         header?: never
         path?: never
@@ -1241,6 +1521,7 @@ export interface paths {
         401: components['responses']['Unauthorized']
         403: components['responses']['Forbidden']
         404: components['responses']['NotFound']
+        409: components['responses']['Conflict']
         413: components['responses']['PayloadTooLarge']
         415: components['responses']['UnsupportedMediaType']
         422: components['responses']['ValidationError']
@@ -1315,6 +1596,130 @@ export interface paths {
     }
     trace?: never
   }
+  '/v1/sessions/{id}/approve': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Approve a session after review
+     * @description Sets `review_status` to `approved` with `reviewed_at`, `reviewed_by` (the key) and `review_note` (the body and its `note` are optional). An open session: 409 `session_open`; a work date in a closed pay period: 409 `period_closed`. Writes a revision (action `approved`) and emits `session.updated` with `previous_attributes`. Scope `sessions:approve`, which `sessions:write` does not imply.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path: {
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description Why; kept as the review_note. */
+            note?: string | null
+          }
+        }
+      }
+      responses: {
+        /** @description The session, approved. */
+        200: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': components['schemas']['Session']
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
+        409: components['responses']['Conflict']
+        413: components['responses']['PayloadTooLarge']
+        415: components['responses']['UnsupportedMediaType']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/sessions/{id}/reject': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Reject a session after review
+     * @description Sets `review_status` to `rejected` with `reviewed_at`, `reviewed_by` (the key) and `review_note` (`note` is required: 422 `missing_param`; a rejected session stays readable and counts for nothing). An open session: 409 `session_open`; a work date in a closed pay period: 409 `period_closed`. Writes a revision (action `rejected`) and emits `session.updated` with `previous_attributes`. Scope `sessions:approve`, which `sessions:write` does not imply.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path: {
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description Required: why the session does not count. */
+            note?: string | null
+          }
+        }
+      }
+      responses: {
+        /** @description The session, rejected. */
+        200: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': components['schemas']['Session']
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
+        409: components['responses']['Conflict']
+        413: components['responses']['PayloadTooLarge']
+        415: components['responses']['UnsupportedMediaType']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/v1/sessions/{id}/revisions': {
     parameters: {
       query?: never
@@ -1364,6 +1769,83 @@ export interface paths {
         401: components['responses']['Unauthorized']
         403: components['responses']['Forbidden']
         404: components['responses']['NotFound']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+      }
+    }
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/timesheets': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * Hours per operator and work date (or ISO week), as JSON pages or one CSV file
+     * @description One entry per operator and work date (or ISO week with `group_by=week`, `date` then being its Monday) that has any session, ordered by `operator_ident` (byte order) then `date`. `from` and `to` are inclusive work dates, at most 366 days apart counting both (422 `invalid_date_range` otherwise). `hours` sums the sessions `approved` or `not_required`, `pending_hours` the `pending` ones, `rejected_hours` the `rejected` ones; each sum is of exact durations in milliseconds, rounded half-up to 2 decimals once. A week entry sums the days of that week within `from`–`to`.
+     *
+     *     With `Accept: text/csv` the same query answers every entry at once (`limit` and `cursor` are ignored), streamed, with the header row `operator_ident,employee_id,name,date,hours,pending_hours,rejected_hours,sessions,open_sessions`, CRLF line ends, RFC 4180 quoting, hours with 2 decimals, and any cell beginning with `=`, `+`, `-`, `@`, tab or carriage return prefixed with `'` (spreadsheet formula injection). Scope `timesheets:read`.
+     */
+    get: {
+      parameters: {
+        query: {
+          /** @description Page size, 1 to 200. */
+          limit?: number
+          /** @description The `next_cursor` of the previous page, passed back verbatim. */
+          cursor?: string
+          /** @description First work date (inclusive). YYYY-MM-DD. */
+          from: string
+          /** @description Last work date (inclusive); at most 366 days counting both ends. YYYY-MM-DD. */
+          to: string
+          operator_id?: string
+          location_id?: string
+          /** @description `day` (default) or `week` (ISO weeks, `date` being their Monday). */
+          group_by?: 'day' | 'week'
+        }
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description A page of timesheet entries, or (Accept: text/csv) all of them as a CSV file. */
+        200: {
+          headers: {
+            /** @description CSV only: `attachment; filename="timesheet-<from>-<to>.csv"`. */
+            'Content-Disposition'?: string
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            /** @description CSV only: the number of data rows (for a progress bar; sessions written while it streams may change it). */
+            'X-Total-Count'?: number
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              data: components['schemas']['TimesheetEntry'][]
+              /** @description `true` when further pages exist. */
+              has_more: boolean
+              /** @description Pass as `cursor` for the next page; `null` when `has_more` is `false`. */
+              next_cursor: string | null
+              /** @enum {string} */
+              object: 'list'
+            }
+            'text/csv': string
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
@@ -2591,6 +3073,213 @@ export interface webhooks {
     patch?: never
     trace?: never
   }
+  'pay_period.closed': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * The pay_period.closed event
+     * @description Sent to every enabled endpoint whose `enabled_events` match `pay_period.closed` (exactly, as `pay_period.*`, or `*`) and that existed when it happened; `data.object` is the pay_period after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed by the signing secret>`; during a secret rotation a second `v1=` signed with the previous secret. Accept when any `v1` matches (constant-time compare) and `t` is within 5 minutes. */
+          'X-Service-Signature': components['parameters']['XServiceSignature']
+          /** @description The delivery id (`whd_…`), stable across retries and resends: de-duplicate on it or on the body `id`. */
+          'X-Service-Id': components['parameters']['XServiceId']
+          /** @description The event type, equal to the body `type`. */
+          'X-Service-Event': components['parameters']['XServiceEvent']
+        }
+        path?: never
+        cookie?: never
+      }
+      /** @description The event envelope, with `type` `pay_period.closed`. */
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['Event'] & {
+            data: {
+              object: components['schemas']['PayPeriod']
+            }
+            /** @constant */
+            type: 'pay_period.closed'
+          }
+        }
+      }
+      responses: {
+        /** @description Gone: the delivery fails at once and is never retried. */
+        410: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Received: any 2xx ends the delivery as succeeded. The body is ignored (its first 2 KiB are kept in the delivery log). */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Any other status, a redirect, a timeout or a connection error is a failed attempt: retried with exponential backoff (about 1 minute up to 1 hour, at most 6 attempts; a longer `Retry-After` on 429 or 503 is honoured). Endpoints that keep failing are disabled automatically; re-enable with PATCH `{"status": "enabled"}`. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  'pay_period.created': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * The pay_period.created event
+     * @description Sent to every enabled endpoint whose `enabled_events` match `pay_period.created` (exactly, as `pay_period.*`, or `*`) and that existed when it happened; `data.object` is the pay_period after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed by the signing secret>`; during a secret rotation a second `v1=` signed with the previous secret. Accept when any `v1` matches (constant-time compare) and `t` is within 5 minutes. */
+          'X-Service-Signature': components['parameters']['XServiceSignature']
+          /** @description The delivery id (`whd_…`), stable across retries and resends: de-duplicate on it or on the body `id`. */
+          'X-Service-Id': components['parameters']['XServiceId']
+          /** @description The event type, equal to the body `type`. */
+          'X-Service-Event': components['parameters']['XServiceEvent']
+        }
+        path?: never
+        cookie?: never
+      }
+      /** @description The event envelope, with `type` `pay_period.created`. */
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['Event'] & {
+            data: {
+              object: components['schemas']['PayPeriod']
+            }
+            /** @constant */
+            type: 'pay_period.created'
+          }
+        }
+      }
+      responses: {
+        /** @description Gone: the delivery fails at once and is never retried. */
+        410: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Received: any 2xx ends the delivery as succeeded. The body is ignored (its first 2 KiB are kept in the delivery log). */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Any other status, a redirect, a timeout or a connection error is a failed attempt: retried with exponential backoff (about 1 minute up to 1 hour, at most 6 attempts; a longer `Retry-After` on 429 or 503 is honoured). Endpoints that keep failing are disabled automatically; re-enable with PATCH `{"status": "enabled"}`. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  'pay_period.reopened': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * The pay_period.reopened event
+     * @description Sent to every enabled endpoint whose `enabled_events` match `pay_period.reopened` (exactly, as `pay_period.*`, or `*`) and that existed when it happened; `data.object` is the pay_period after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed by the signing secret>`; during a secret rotation a second `v1=` signed with the previous secret. Accept when any `v1` matches (constant-time compare) and `t` is within 5 minutes. */
+          'X-Service-Signature': components['parameters']['XServiceSignature']
+          /** @description The delivery id (`whd_…`), stable across retries and resends: de-duplicate on it or on the body `id`. */
+          'X-Service-Id': components['parameters']['XServiceId']
+          /** @description The event type, equal to the body `type`. */
+          'X-Service-Event': components['parameters']['XServiceEvent']
+        }
+        path?: never
+        cookie?: never
+      }
+      /** @description The event envelope, with `type` `pay_period.reopened`. */
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['Event'] & {
+            data: {
+              object: components['schemas']['PayPeriod']
+            }
+            /** @constant */
+            type: 'pay_period.reopened'
+          }
+        }
+      }
+      responses: {
+        /** @description Gone: the delivery fails at once and is never retried. */
+        410: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Received: any 2xx ends the delivery as succeeded. The body is ignored (its first 2 KiB are kept in the delivery log). */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Any other status, a redirect, a timeout or a connection error is a failed attempt: retried with exponential backoff (about 1 minute up to 1 hour, at most 6 attempts; a longer `Retry-After` on 429 or 503 is honoured). Endpoints that keep failing are disabled automatically; re-enable with PATCH `{"status": "enabled"}`. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   'scan.checked_in': {
     parameters: {
       query?: never
@@ -3294,6 +3983,10 @@ export interface components {
           | 'duplicate_device_code'
           | 'open_session_exists'
           | 'endpoint_disabled'
+          | 'session_open'
+          | 'period_closed'
+          | 'pending_reviews'
+          | 'overlapping_period'
           | 'idempotency_key_reuse'
           | 'idempotency_key_in_use'
           | 'missing_param'
@@ -3304,6 +3997,7 @@ export interface components {
           | 'invalid_time_range'
           | 'break_exceeds_duration'
           | 'conflicting_params'
+          | 'invalid_date_range'
           | 'cross_mode_reference'
           | 'unknown_operator'
           | 'unknown_device'
@@ -3400,6 +4094,31 @@ export interface components {
        */
       updated: string
     }
+    /** @description A range of work dates that payroll closes once every session in it is reviewed. */
+    PayPeriod: {
+      closed_at: string | null
+      /**
+       * Format: date-time
+       * @description UTC, ISO-8601 with milliseconds.
+       */
+      created: string
+      /** @description Last day of the period (inclusive), YYYY-MM-DD. */
+      end_date: string
+      /** @description Prefix `pp_`. */
+      id: string
+      livemode: boolean
+      /** @enum {string} */
+      object: 'pay_period'
+      /** @description First day of the period (inclusive), YYYY-MM-DD. */
+      start_date: string
+      /** @description While `closed`, no session whose work date lies in the period can be created, edited, deleted, approved or rejected. */
+      status: 'open' | 'closed'
+      /**
+       * Format: date-time
+       * @description UTC, ISO-8601 with milliseconds.
+       */
+      updated: string
+    }
     /** @description A badge scan at a device and what it did. */
     Scan: {
       /**
@@ -3463,6 +4182,12 @@ export interface components {
       object: 'session'
       operator_id: string
       operator_ident: string
+      review_note: string | null
+      /** @description `pending` for flagged sessions (API create or edit, a flagged closure) and again after any edit; `not_required` for scanned sessions without a flag; `approved` or `rejected` after review. */
+      review_status: 'pending' | 'not_required' | 'approved' | 'rejected'
+      reviewed_at: string | null
+      /** @description The id of the API key that approved or rejected the session. */
+      reviewed_by: string | null
       source: 'api' | 'scan'
       status: 'open' | 'completed'
       /** @description (check_out − check_in in minutes − break_minutes) / 60, rounded half-up to 2 decimals; null while open. */
@@ -3472,10 +4197,12 @@ export interface components {
        * @description UTC, ISO-8601 with milliseconds.
        */
       updated: string
+      /** @description YYYY-MM-DD: the calendar date of the check-in in the location's time zone (UTC without a location), fixed when the session is written. The session counts, whole, on this date. */
+      work_date: string
     }
     /** @description One change of a session. */
     SessionRevision: {
-      /** @description created, updated, deleted, checked_in, checked_out or closed. */
+      /** @description created, updated, deleted, checked_in, checked_out, closed, approved or rejected. */
       action: string
       after: components['schemas']['Session'] | null
       before: components['schemas']['Session'] | null
@@ -3492,6 +4219,27 @@ export interface components {
       /** @enum {string} */
       object: 'session_revision'
       session_id: string
+    }
+    /** @description Hours of one operator on one work date (or ISO week), by review status. */
+    TimesheetEntry: {
+      /** @description The work date (YYYY-MM-DD); with `group_by=week`, the Monday of the ISO week. */
+      date: string
+      employee_id: string | null
+      /** @description Hours of the sessions `approved` or `not_required`. Summed from exact durations in milliseconds and rounded half-up to 2 decimals once. */
+      hours: number
+      name: string | null
+      /** @enum {string} */
+      object: 'timesheet_entry'
+      /** @description Of them, sessions still open (no hours yet). */
+      open_sessions: number
+      operator_id: string
+      operator_ident: string
+      /** @description Hours of the sessions `pending` review. Summed from exact durations in milliseconds and rounded half-up to 2 decimals once. */
+      pending_hours: number
+      /** @description Hours of the `rejected` sessions (they count for nothing). Summed from exact durations in milliseconds and rounded half-up to 2 decimals once. */
+      rejected_hours: number
+      /** @description Sessions on this date (or week), whatever their review status. */
+      sessions: number
     }
     /** @description One POST of a delivery to its endpoint. */
     WebhookAttempt: {
@@ -3613,7 +4361,7 @@ export interface components {
         'application/json': components['schemas']['ErrorEnvelope']
       }
     }
-    /** @description A uniqueness conflict, a disabled webhook endpoint, or an Idempotency-Key reused with another request or still in flight. Codes: `duplicate_ident`, `duplicate_device_code`, `open_session_exists`, `endpoint_disabled`, `idempotency_key_reuse`, `idempotency_key_in_use`. */
+    /** @description A uniqueness conflict, a disabled webhook endpoint, or an Idempotency-Key reused with another request or still in flight. Codes: `duplicate_ident`, `duplicate_device_code`, `open_session_exists`, `endpoint_disabled`, `session_open`, `period_closed`, `pending_reviews`, `overlapping_period`, `idempotency_key_reuse`, `idempotency_key_in_use`. */
     Conflict: {
       headers: {
         'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
@@ -3734,7 +4482,7 @@ export interface components {
         'application/json': components['schemas']['ErrorEnvelope']
       }
     }
-    /** @description A parameter failed validation (`validation_error`; `code` and `param` say which and why), including a reference that does not resolve. Codes: `missing_param`, `unknown_param`, `invalid_type`, `invalid_value`, `invalid_timestamp`, `invalid_time_range`, `break_exceeds_duration`, `conflicting_params`, `cross_mode_reference`, `unknown_operator`, `unknown_device`, `unknown_location`, `ambiguous_location`, `invalid_timezone`, `invalid_event_type`, `invalid_url`. */
+    /** @description A parameter failed validation (`validation_error`; `code` and `param` say which and why), including a reference that does not resolve. Codes: `missing_param`, `unknown_param`, `invalid_type`, `invalid_value`, `invalid_timestamp`, `invalid_time_range`, `break_exceeds_duration`, `conflicting_params`, `invalid_date_range`, `cross_mode_reference`, `unknown_operator`, `unknown_device`, `unknown_location`, `ambiguous_location`, `invalid_timezone`, `invalid_event_type`, `invalid_url`. */
     ValidationError: {
       headers: {
         'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
