@@ -138,7 +138,7 @@ export function PayPeriods({ onShow }: { onShow: (period: PayPeriod) => void }) 
                   <button
                     type="button"
                     onClick={() => onShow(period)}
-                    aria-label={`Show the timesheet of ${period.start_date} to ${period.end_date}`}
+                    aria-label={`Show timesheet ${period.start_date} to ${period.end_date}`}
                   >
                     Show timesheet
                   </button>
