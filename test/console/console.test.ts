@@ -231,9 +231,13 @@ describe.runIf(chromiumAvailable())('the console in a browser', () => {
     await page.getByRole('button', { name: 'Recover', exact: true }).click()
     const result = page.getByText(/^Recovered \d+ failed/)
     await result.waitFor()
-    const deliveries = await api().get<{ data: Delivery[] }>(`/v1/webhook-deliveries?endpoint_id=${endpointId}`)
+    const deliveries = await api().get<{ data: Delivery[] }>(
+      `/v1/webhook-deliveries?endpoint_id=${endpointId}`,
+    )
     const recovered = deliveries.body.data.filter((d) => d.status === 'pending').length
-    expect(await result.innerText()).toMatch(new RegExp(`^Recovered ${recovered} failed deliver(y|ies) and created 0 `))
+    expect(await result.innerText()).toMatch(
+      new RegExp(`^Recovered ${recovered} failed deliver(y|ies) and created 0 `),
+    )
   })
 
   it('signs out, forgetting the key', async () => {

@@ -215,6 +215,7 @@ describe.runIf(chromiumAvailable())('review and timesheets in the console', () =
     expect(await refusal.innerText()).toMatch(
       /1 session\(s\) await review[\s\S]*must be approved or rejected/,
     )
+    await refusal.scrollIntoViewIfNeeded()
     await expectAccessible('pay-periods')
 
     await refusal.getByRole('link', { name: /Review the pending sessions/ }).click()
