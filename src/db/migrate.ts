@@ -14,8 +14,8 @@ const migrations: Record<string, Migration> = {
   '003_webhooks': m003,
   '004_outbox_tuning': m004,
   '005_webhook_operations': m005,
-  // 006 is taken by another branch; Kysely runs migrations in name order, and one added
-  // below an applied one is allowed (see allowUnorderedMigrations).
+  // 006 is reserved for another branch. Kysely runs migrations in name order; with
+  // allowUnorderedMigrations a database that ran 007 first still takes 006 when it arrives.
   '007_review_and_pay_periods': m007,
 }
 
@@ -32,7 +32,6 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
   const migrator = new Migrator({
     db,
     provider,
-    // Numbers are reserved per branch, so a database may have run 007 before 005 and 006 exist.
     allowUnorderedMigrations: true,
     ...(migrationTableSchema ? { migrationTableSchema } : {}),
   })

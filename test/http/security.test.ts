@@ -116,6 +116,10 @@ const REQUESTS: Record<string, PrepareRequest> = {
   'POST /v1/webhook-endpoints/:id/send-test': async (api) => ({
     path: `/v1/webhook-endpoints/${await endpoint(api)}/send-test`,
   }),
+  'POST /v1/webhook-endpoints/:id/recover': async (api) => ({
+    path: `/v1/webhook-endpoints/${await endpoint(api)}/recover`,
+    body: { since: new Date(Date.now() - 60_000).toISOString() },
+  }),
   'GET /v1/webhook-deliveries': async () => ({ path: '/v1/webhook-deliveries' }),
   'GET /v1/webhook-deliveries/:id': async (api) => ({
     path: `/v1/webhook-deliveries/${await delivery(api)}`,

@@ -1,7 +1,6 @@
 /**
- * The event types of the spec, by resource, `webhook_endpoint.disabled` (the service disabled an
- * endpoint: docs/webhooks.md) and `pay_period.*` (docs/review-and-timesheets.md);
- * `webhook_endpoint.test` is only ever sent by send-test.
+ * The event types of the spec, by resource, and `webhook_endpoint.disabled` (the service disabled an
+ * endpoint: docs/webhooks.md); `webhook_endpoint.test` is only ever sent by send-test.
  */
 export const EVENT_TYPES_BY_RESOURCE = {
   session: ['session.completed', 'session.updated', 'session.deleted', 'session.flagged'],

@@ -8,9 +8,15 @@ import { resolveDevice } from '../devices/service.js'
 import { recordEvent } from '../events/outbox.js'
 import type { OperatorRow } from '../operators/repository.js'
 import { resolveOperator } from '../operators/service.js'
-import { checkIn, checkOut, lockOperators, openSessionAt } from '../sessions/lifecycle.js'
+import {
+  checkIn,
+  checkInWorkDate,
+  checkOut,
+  inClosedPeriod,
+  lockOperators,
+  openSessionAt,
+} from '../sessions/lifecycle.js'
 import type { SessionRow } from '../sessions/repository.js'
-import { scanMayWrite, workDateOf } from '../sessions/review.js'
 import { listService, retrieveResource } from '../shared/resources.js'
 import {
   findAcceptedScanNear,
@@ -84,16 +90,15 @@ async function decide(
   }
   if (open && direction !== 'in') {
     if (at <= open.check_in_at) return { result: 'flagged', reason: 'invalid_time_range' }
-    if (!(await scanMayWrite(trx, auth, open.work_date)))
-      return { result: 'flagged', reason: 'period_closed' }
+    // Completing a session of a closed pay period would change payroll's closed month.
+    if (await inClosedPeriod(trx, auth, open.work_date)) return { result: 'flagged', reason: 'period_closed' }
     return { result: 'checked_out', open }
   }
   if (open) return { result: 'flagged', reason: 'already_checked_in' }
   if (direction === 'out') return { result: 'flagged', reason: 'no_open_session' }
-  // A check-in on a day of a closed pay period would add hours to a period already paid.
-  const workDate = await workDateOf(trx, auth, at, scan.device.location_id)
-  if (!(await scanMayWrite(trx, auth, workDate))) return { result: 'flagged', reason: 'period_closed' }
-  return { result: 'checked_in', sessionId: (await checkIn(trx, auth, scan, workDate)).id }
+  const workDate = await checkInWorkDate(trx, auth, scan.device, at)
+  if (await inClosedPeriod(trx, auth, workDate)) return { result: 'flagged', reason: 'period_closed' }
+  return { result: 'checked_in', sessionId: (await checkIn(trx, auth, { ...scan, workDate })).id }
 }
 
 export function retrieveScan(db: Executor, auth: AuthContext, id: string): Promise<Scan> {

@@ -1,14 +1,18 @@
 import { errors } from '../../core/errors.js'
 import type { AuthContext } from '../../core/identity.js'
 import { instantOf } from '../../core/instants.js'
-import type { Trx } from '../../db/connection.js'
+import type { Executor, Trx } from '../../db/connection.js'
+import type { ReviewStatus } from '../../db/schema.js'
 import { changedFields } from '../../lib/changes.js'
+import { calendarDate } from '../../lib/dates.js'
 import type { DeviceRow } from '../devices/repository.js'
 import { resolveDevice } from '../devices/service.js'
 import { recordEvent } from '../events/outbox.js'
+import { findLocation } from '../locations/repository.js'
 import { resolveLocation } from '../locations/service.js'
 import { lockOperatorRows, type OperatorRow } from '../operators/repository.js'
 import { resolveOperator } from '../operators/service.js'
+import { assertPeriodOpen, closedPeriodHolding } from '../pay-periods/service.js'
 import {
   createResource,
   lockResource,
@@ -25,20 +29,13 @@ import {
   toSession,
   updateSessionRow,
 } from './repository.js'
-import {
-  AWAITING_REVIEW,
-  assertWorkDatesOpen,
-  NO_REVIEW_NEEDED,
-  workDateAfterEdit,
-  workDateOf,
-} from './review.js'
 import type { CreateSessionBody, Session, UpdateSessionBody } from './schemas.js'
 
 /**
  * The life of a session, in one place: opened by a check-in scan or created through the API,
  * completed by a check-out scan or an edit, closed when a shift runs too long, edited, deleted.
  * Every change writes its revision and emits its events here; the rules a session obeys are checked
- * here, under the operator's lock. Its work date and review state follow the steps of `review.ts`.
+ * here, under the operator's lock.
  */
 
 /** An open session older than this is closed as flagged `max_shift_exceeded`. */
@@ -203,7 +200,9 @@ export async function updateSession(
       })
       const workDate = await workDateAfterEdit(trx, auth, current, changes)
       if (workDate !== current.work_date) changes.work_date = workDate
-      if (Object.keys(changes).length > 0) await assertWorkDatesOpen(trx, auth, current.work_date, workDate)
+      if (Object.keys(changes).length > 0) {
+        await assertWorkDatesOpen(trx, auth, current.work_date, changes.work_date ?? current.work_date)
+      }
       return changes
     },
     check: checkTimes,
@@ -250,14 +249,13 @@ export async function openSessionAt(
 }
 
 /**
- * A check-in scan opens a session at the device's location: not flagged, nothing to review, no
- * check-out yet. `workDate` is the one the scan checked against closed pay periods.
+ * A check-in scan opens a session at the device's location: not flagged, no check-out yet, no review
+ * needed. `workDate` is `checkInWorkDate`'s, which the scan has checked with `inClosedPeriod`.
  */
 export function checkIn(
   trx: Trx,
   auth: AuthContext,
-  scan: { operator: OperatorRow; device: DeviceRow; at: number },
-  workDate: string,
+  scan: { operator: OperatorRow; device: DeviceRow; at: number; workDate: string },
 ): Promise<Session> {
   const fields: NewSession = {
     operator_id: scan.operator.id,
@@ -272,7 +270,7 @@ export function checkIn(
     flag_reason: null,
     source: 'scan',
     status: 'open',
-    work_date: workDate,
+    work_date: scan.workDate,
     ...NO_REVIEW_NEEDED,
   }
   return startSession(trx, auth, fields, 'checked_in')
@@ -294,7 +292,7 @@ export async function checkOut(trx: Trx, auth: AuthContext, open: SessionRow, at
 /**
  * A session left open for more than 16 hours: nobody knows when the operator really left, so it is
  * closed without a check-out time (total_hours stays null) and flagged `max_shift_exceeded` for a
- * manager to complete and review.
+ * manager to complete.
  */
 export async function closeOverlongShift(trx: Trx, auth: AuthContext, open: SessionRow): Promise<Session> {
   const session = await changeSession(
@@ -308,4 +306,120 @@ export async function closeOverlongShift(trx: Trx, auth: AuthContext, open: Sess
     previousAttributes: { status: 'open', is_flagged: false, flag_reason: null },
   })
   return session
+}
+
+// ---------------------------------------------------------------------------------------------
+// Work dates, review and closed pay periods (docs/review-and-timesheets.md). Each rule is one step
+// here, which the transitions above call.
+// ---------------------------------------------------------------------------------------------
+
+type ReviewFields = Pick<SessionRow, 'review_status' | 'reviewed_at' | 'reviewed_by' | 'review_note'>
+
+/**
+ * A session written through the API (create or edit) or closed by the service with a flag: it
+ * awaits a manager's review, whatever review it had before (an edit re-flags it, as the spec says).
+ */
+const AWAITING_REVIEW: ReviewFields = {
+  review_status: 'pending',
+  reviewed_at: null,
+  reviewed_by: null,
+  review_note: null,
+}
+
+/** A session a scan opened without a flag: nothing to review. */
+const NO_REVIEW_NEEDED: ReviewFields = {
+  review_status: 'not_required',
+  reviewed_at: null,
+  reviewed_by: null,
+  review_note: null,
+}
+
+/**
+ * The work date of a session: the calendar date of its check-in in its location's time zone (UTC
+ * without a location, or when the location was deleted). Computed when the session is written and
+ * stored, so a location whose zone changes later does not move past sessions.
+ */
+async function workDateOf(
+  db: Executor,
+  auth: AuthContext,
+  checkInAt: number,
+  locationId: string | null,
+): Promise<string> {
+  const location = locationId === null ? undefined : await findLocation(db, auth, locationId)
+  return calendarDate(checkInAt, location?.timezone ?? 'UTC')
+}
+
+/**
+ * The work date after an edit: recomputed when the check-in or the location changes, kept
+ * otherwise (a later change of the location's zone moves nothing).
+ */
+async function workDateAfterEdit(
+  db: Executor,
+  auth: AuthContext,
+  current: SessionRow,
+  changes: Partial<SessionRow>,
+): Promise<string> {
+  if (changes.check_in_at === undefined && changes.location_id === undefined && current.work_date) {
+    return current.work_date
+  }
+  const locationId = changes.location_id !== undefined ? changes.location_id : current.location_id
+  return workDateOf(db, auth, changes.check_in_at ?? current.check_in_at, locationId)
+}
+
+/** The work date a check-in scan at `at` on `device` would give its session. */
+export function checkInWorkDate(trx: Trx, auth: AuthContext, device: DeviceRow, at: number): Promise<string> {
+  return workDateOf(trx, auth, at, device.location_id)
+}
+
+/**
+ * 409 `period_closed` when the session's work date before or after the change lies in a closed pay
+ * period. Run in the writing transaction before the write: it takes the pay-period lock (shared),
+ * so a period cannot close between this check and the commit.
+ */
+async function assertWorkDatesOpen(
+  trx: Trx,
+  auth: AuthContext,
+  before: string | null | undefined,
+  after: string | null | undefined,
+): Promise<void> {
+  await assertPeriodOpen(trx, auth, [before, after])
+}
+
+/** Whether a scan would open or complete a session of a closed period (it is then flagged `period_closed`). */
+export async function inClosedPeriod(trx: Trx, auth: AuthContext, workDate: string): Promise<boolean> {
+  return (await closedPeriodHolding(trx, auth, [workDate])) !== undefined
+}
+
+/**
+ * Approves or rejects a completed session (409 `session_open` while open; `period_closed` in a
+ * closed period; a rejection needs a note). A reviewed session may be reviewed again (a rejection
+ * overturned). `is_flagged` and `flag_reason` stay: they say how the session came to be. Writes a
+ * revision (`approved` / `rejected`) and emits `session.updated` with `previous_attributes`.
+ */
+export async function reviewSession(
+  trx: Trx,
+  auth: AuthContext,
+  id: string,
+  decision: Extract<ReviewStatus, 'approved' | 'rejected'>,
+  note: string | null | undefined,
+): Promise<Session> {
+  if (decision === 'rejected' && (note === undefined || note === null || note.trim() === '')) {
+    throw errors.missingParam('note', 'A rejection needs a note: say why the session does not count.')
+  }
+  return updateResource(trx, auth, sessions, id, {
+    changes: async (current) => {
+      if (current.status === 'open') throw errors.sessionOpen(id)
+      await assertWorkDatesOpen(trx, auth, current.work_date, current.work_date)
+      return {
+        review_status: decision,
+        reviewed_at: Date.now(),
+        reviewed_by: auth.keyId,
+        review_note: note ?? null,
+      }
+    },
+    event: 'session.updated',
+    afterWrite: async ({ before, after }) => {
+      await insertRevision(trx, auth, id, decision, before, after)
+    },
+  })
 }

@@ -6,9 +6,8 @@ import { IdParams, listEnvelope, paginationQuery, ref } from '../../core/schemas
 import { requireAuth } from '../../http/auth.js'
 import { registerResourceRoutes } from '../../http/resource-routes.js'
 import { errorResponses } from '../../http/schemas.js'
-import { createSession, deleteSession, updateSession } from './lifecycle.js'
+import { createSession, deleteSession, reviewSession, updateSession } from './lifecycle.js'
 import { listRevisionRows, sessionEverExisted, toRevision } from './repository.js'
-import { reviewSession } from './review.js'
 import {
   ApproveSessionBody,
   CreateSessionBody,

@@ -3,7 +3,7 @@ import { errors } from '../../core/errors.js'
 import type { AuthContext } from '../../core/identity.js'
 import type { Executor } from '../../db/connection.js'
 import { addDays, daysBetween, isoWeekMonday } from '../../lib/dates.js'
-import { hoursOfMs } from '../../lib/hours.js'
+import { hoursOfMs } from '../sessions/hours.js'
 import {
   countTimesheetEntries,
   type DayKey,

@@ -20,7 +20,7 @@ describe('pay periods over HTTP', () => {
   let t: TestApp
 
   beforeAll(async () => {
-    t = await buildTestApp()
+    t = await buildTestApp({ webhookAllowPrivateUrls: true })
   })
   afterAll(() => t.close())
 
@@ -274,6 +274,26 @@ describe('pay periods over HTTP', () => {
       expect((await both.post(`/v1/pay-periods/${period.id}/close`)).status).toBe(200)
       expect((await both.post(`/v1/pay-periods/${period.id}/reopen`)).status).toBe(200)
     })
+  })
+
+  it('its events are subscribable as pay_period.* (and exactly)', async () => {
+    const w = await world(t)
+    for (const enabled_events of [['pay_period.*'], ['pay_period.closed', 'pay_period.reopened']]) {
+      const res = await w.root.post('/v1/webhook-endpoints', {
+        url: 'http://127.0.0.1:9/hook',
+        enabled_events,
+      })
+      expect(res.status, JSON.stringify(res.body)).toBe(201)
+    }
+    expectError(
+      await w.root.post('/v1/webhook-endpoints', {
+        url: 'http://127.0.0.1:9/hook',
+        enabled_events: ['pay_period.opened'],
+      }),
+      422,
+      'validation_error',
+      'invalid_event_type',
+    )
   })
 
   describe('closing under concurrency', () => {

@@ -23,7 +23,14 @@ describe('GET /v1/webhook-deliveries by creation time', () => {
     const { endpoint } = await endpointOn(api, receiver, ['operator.*'])
     const createOne = async (count: number) => {
       expect((await api.post('/v1/operators', { ident: uniq('op'), name: 'Ada' })).status).toBe(201)
-      return deliveriesWhen(api, receiver, endpoint.id, (ds) => ds.length === count, `${count} deliveries`)
+      // Succeeded, not only created: the status filter below must see both as delivered.
+      return deliveriesWhen(
+        api,
+        receiver,
+        endpoint.id,
+        (ds) => ds.length === count && ds.every((d) => d.status === 'succeeded'),
+        `${count} succeeded deliveries`,
+      )
     }
     const [first] = await createOne(1)
     await sleep(20)
