@@ -7,8 +7,8 @@ export interface RegisteredRoute {
   method: HTTPMethods
   /** Fastify's form, with its prefix: `/v1/operators/:id`. */
   url: string
-  /** `config.scope`: what a key needs for it. */
-  scope: Scope | undefined
+  /** `config.scope`: what a key needs for it (every one of them, when a list). */
+  scope: Scope | Scope[] | undefined
   /** `config.public`: served without a key. */
   public: boolean
 }
@@ -23,7 +23,7 @@ diagnostics.subscribe('fastify.initialization', (message) => {
   const routes: RegisteredRoute[] = []
   routesByApp.set(fastify, routes)
   fastify.addHook('onRoute', (route) => {
-    const config = (route.config ?? {}) as { scope?: Scope; public?: boolean }
+    const config = (route.config ?? {}) as { scope?: Scope | Scope[]; public?: boolean }
     for (const method of [route.method].flat()) {
       routes.push({ method, url: route.url, scope: config.scope, public: config.public === true })
     }

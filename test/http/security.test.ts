@@ -30,6 +30,8 @@ async function sessionBody(api: ApiClient) {
 const session = async (api: ApiClient) => created(api, '/v1/sessions', await sessionBody(api))
 const scan = async (api: ApiClient) =>
   created(api, '/v1/scans', { operator_id: await operator(api), device_id: (await device(api)).code })
+const PERIOD = { start_date: '2026-03-01', end_date: '2026-03-31' }
+const payPeriod = (api: ApiClient) => created(api, '/v1/pay-periods', PERIOD)
 const endpoint = (api: ApiClient) =>
   created(api, '/v1/webhook-endpoints', { url: 'http://127.0.0.1:9/hook', enabled_events: ['*'] })
 const delivery = async (api: ApiClient) =>
@@ -120,6 +122,21 @@ const REQUESTS: Record<string, PrepareRequest> = {
     path: `/v1/webhook-endpoints/${await endpoint(api)}/recover`,
     body: { since: new Date(Date.now() - 60_000).toISOString() },
   }),
+  'POST /v1/sessions/:id/approve': async (api) => ({ path: `/v1/sessions/${await session(api)}/approve` }),
+  'POST /v1/sessions/:id/reject': async (api) => ({
+    path: `/v1/sessions/${await session(api)}/reject`,
+    body: { note: 'Not on site.' },
+  }),
+  'POST /v1/pay-periods': async () => ({ path: '/v1/pay-periods', body: PERIOD }),
+  'GET /v1/pay-periods': async () => ({ path: '/v1/pay-periods' }),
+  'GET /v1/pay-periods/:id': async (api) => ({ path: `/v1/pay-periods/${await payPeriod(api)}` }),
+  'POST /v1/pay-periods/:id/close': async (api) => ({
+    path: `/v1/pay-periods/${await payPeriod(api)}/close`,
+  }),
+  'POST /v1/pay-periods/:id/reopen': async (api) => ({
+    path: `/v1/pay-periods/${await payPeriod(api)}/reopen`,
+  }),
+  'GET /v1/timesheets': async () => ({ path: '/v1/timesheets?from=2026-03-01&to=2026-03-31' }),
   'GET /v1/webhook-deliveries': async () => ({ path: '/v1/webhook-deliveries' }),
   'GET /v1/webhook-deliveries/:id': async (api) => ({
     path: `/v1/webhook-deliveries/${await delivery(api)}`,
