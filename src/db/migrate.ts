@@ -4,6 +4,7 @@ import * as m001 from './migrations/001_foundation.js'
 import * as m002 from './migrations/002_attendance.js'
 import * as m003 from './migrations/003_webhooks.js'
 import * as m004 from './migrations/004_outbox_tuning.js'
+import * as m006 from './migrations/006_integrity.js'
 
 // Migrations are imported statically so the built service and tsx runs need no file-system scan.
 const migrations: Record<string, Migration> = {
@@ -11,6 +12,7 @@ const migrations: Record<string, Migration> = {
   '002_attendance': m002,
   '003_webhooks': m003,
   '004_outbox_tuning': m004,
+  '006_integrity': m006,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }
@@ -23,7 +25,14 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
   const migrationTableSchema = supportsRowLocks(db)
     ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
     : undefined
-  const migrator = new Migrator({ db, provider, ...(migrationTableSchema ? { migrationTableSchema } : {}) })
+  const migrator = new Migrator({
+    db,
+    provider,
+    // Branches add migrations side by side (005 and 006 touch different tables): a database that ran
+    // one must still accept the other, whichever number it has.
+    allowUnorderedMigrations: true,
+    ...(migrationTableSchema ? { migrationTableSchema } : {}),
+  })
   const { error, results } = await migrator.migrateToLatest()
   if (error) throw error instanceof Error ? error : new Error(String(error))
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)

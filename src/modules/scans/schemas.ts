@@ -10,6 +10,7 @@ export const SCAN_FLAG_REASONS = [
   'already_checked_in',
   'invalid_time_range',
   'max_shift_exceeded',
+  'out_of_order',
 ] as const
 export type ScanFlagReason = (typeof SCAN_FLAG_REASONS)[number]
 
@@ -46,6 +47,21 @@ export const CreateScanBody = Type.Object(
   { additionalProperties: false },
 )
 export type CreateScanBody = Static<typeof CreateScanBody>
+
+/** Scans a device synced at once; more is 422 naming `scans`. */
+export const MAX_BATCH_SCANS = 500
+
+export const CreateScanBatchBody = Type.Object(
+  {
+    scans: Type.Array(CreateScanBody, {
+      minItems: 1,
+      maxItems: MAX_BATCH_SCANS,
+      description: `1 to ${MAX_BATCH_SCANS} scans, each as \`POST /v1/scans\` takes it; applied in \`time\` order.`,
+    }),
+  },
+  { additionalProperties: false },
+)
+export type CreateScanBatchBody = Static<typeof CreateScanBatchBody>
 
 export const ListScansQuery = Type.Object(
   {
