@@ -24,7 +24,12 @@ export const Scan = Type.Object(
     time: Timestamp,
     direction,
     result: Type.Union([Type.Literal('checked_in'), Type.Literal('checked_out'), Type.Literal('flagged')]),
-    flag_reason: Type.Union([Type.String(), Type.Null()]),
+    flag_reason: Type.Union(
+      [Type.Unsafe<ScanFlagReason>({ type: 'string', enum: [...SCAN_FLAG_REASONS] }), Type.Null()],
+      {
+        description: 'Why a `flagged` scan changed nothing; null otherwise.',
+      },
+    ),
     session_id: Type.Union([Type.String(), Type.Null()], {
       description:
         'The session opened or completed (or closed, for max_shift_exceeded); null for other flags.',
