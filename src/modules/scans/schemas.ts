@@ -46,7 +46,13 @@ export const CreateScanBody = Type.Object(
     device_id: Type.String({ minLength: 1, maxLength: 64, description: "The device's code." }),
     operator_ident: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
     operator_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-    time: Type.Optional(Type.String({ maxLength: 64, description: 'ISO-8601 with a zone; default now.' })),
+    time: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description:
+          "ISO-8601 with a zone; default now. At most 5 minutes after the server's clock (422 `time_in_future`: a device clock far ahead would open a session that blocks every real scan). A time before the record has moved on (earlier than the open session's check-in, inside a completed session) is flagged `out_of_order`: a device that was offline must not make overlapping sessions.",
+      }),
+    ),
     direction: Type.Optional(direction),
   },
   { additionalProperties: false },

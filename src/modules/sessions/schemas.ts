@@ -2,7 +2,13 @@ import { type Static, Type } from 'typebox'
 import { deletedObject, nullableString, paginationQuery, ref, Timestamp } from '../../core/schemas.js'
 
 const timeInput = Type.Object(
-  { time: Type.String({ maxLength: 64, description: 'ISO-8601 with a zone designator (Z or ±hh:mm).' }) },
+  {
+    time: Type.String({
+      maxLength: 64,
+      description:
+        "ISO-8601 with a zone designator (Z or ±hh:mm). At most 5 minutes after the server's clock (422 `time_in_future`: attendance is recorded after it happens) and not before 1970 (422 `invalid_time_range`).",
+    }),
+  },
   { additionalProperties: false },
 )
 const timeOutput = Type.Object({ time: Timestamp }, { additionalProperties: false })
@@ -50,7 +56,8 @@ export const Session = Type.Object(
   {
     $id: 'Session',
     additionalProperties: false,
-    description: 'An attendance record: a check-in and check-out of an operator at a device.',
+    description:
+      'An attendance record: a check-in and check-out of an operator at a device. Sessions of one operator never overlap (409 `overlapping_session`: an operator is in one place at a time; an open session extends to now), and a session entered through the API lasts at most 72 hours.',
   },
 )
 export type Session = Static<typeof Session>

@@ -951,7 +951,7 @@ export interface paths {
             direction?: 'auto' | 'in' | 'out'
             operator_id?: string
             operator_ident?: string
-            /** @description ISO-8601 with a zone; default now. */
+            /** @description ISO-8601 with a zone; default now. At most 5 minutes after the server's clock (422 `time_in_future`: a device clock far ahead would open a session that blocks every real scan). A time before the record has moved on (earlier than the open session's check-in, inside a completed session) is flagged `out_of_order`: a device that was offline must not make overlapping sessions. */
             time?: string
           }
         }
@@ -1018,7 +1018,7 @@ export interface paths {
               direction?: 'auto' | 'in' | 'out'
               operator_id?: string
               operator_ident?: string
-              /** @description ISO-8601 with a zone; default now. */
+              /** @description ISO-8601 with a zone; default now. At most 5 minutes after the server's clock (422 `time_in_future`: a device clock far ahead would open a session that blocks every real scan). A time before the record has moved on (earlier than the open session's check-in, inside a completed session) is flagged `out_of_order`: a device that was offline must not make overlapping sessions. */
               time?: string
             }[]
           }
@@ -1254,11 +1254,11 @@ export interface paths {
             /** @description Minutes of break. */
             break_minutes?: number
             check_in: {
-              /** @description ISO-8601 with a zone designator (Z or ±hh:mm). */
+              /** @description ISO-8601 with a zone designator (Z or ±hh:mm). At most 5 minutes after the server's clock (422 `time_in_future`: attendance is recorded after it happens) and not before 1970 (422 `invalid_time_range`). */
               time: string
             }
             check_out: {
-              /** @description ISO-8601 with a zone designator (Z or ±hh:mm). */
+              /** @description ISO-8601 with a zone designator (Z or ±hh:mm). At most 5 minutes after the server's clock (422 `time_in_future`: attendance is recorded after it happens) and not before 1970 (422 `invalid_time_range`). */
               time: string
             }
             /** @description The device's code. */
@@ -1404,11 +1404,11 @@ export interface paths {
             /** @description Minutes of break. */
             break_minutes?: number
             check_in?: {
-              /** @description ISO-8601 with a zone designator (Z or ±hh:mm). */
+              /** @description ISO-8601 with a zone designator (Z or ±hh:mm). At most 5 minutes after the server's clock (422 `time_in_future`: attendance is recorded after it happens) and not before 1970 (422 `invalid_time_range`). */
               time: string
             }
             check_out?: {
-              /** @description ISO-8601 with a zone designator (Z or ±hh:mm). */
+              /** @description ISO-8601 with a zone designator (Z or ±hh:mm). At most 5 minutes after the server's clock (422 `time_in_future`: attendance is recorded after it happens) and not before 1970 (422 `invalid_time_range`). */
               time: string
             }
             /** @description The device's code. */
@@ -3441,7 +3441,7 @@ export interface components {
        */
       time: string
     }
-    /** @description An attendance record: a check-in and check-out of an operator at a device. */
+    /** @description An attendance record: a check-in and check-out of an operator at a device. Sessions of one operator never overlap (409 `overlapping_session`: an operator is in one place at a time; an open session extends to now), and a session entered through the API lasts at most 72 hours. */
     Session: {
       break_minutes: number
       check_in: {
