@@ -37,7 +37,8 @@ export const Session = Type.Object(
     location_id: Type.Union([Type.String(), Type.Null()]),
     check_in: timeOutput,
     check_out: Type.Union([timeOutput, Type.Null()], {
-      description: 'null while a scanned session is open.',
+      description:
+        'null while a scanned session is open, and after an open session older than 16 hours was closed (`max_shift_exceeded`) by the next scan or by the service itself within a minute: nobody knows when the operator left, so no time is invented.',
     }),
     break_minutes: Type.Integer(),
     notes: Type.Union([Type.String(), Type.Null()]),
@@ -113,7 +114,10 @@ export const SessionRevision = Type.Object(
     id: Type.String({ description: 'Prefix `rev_`.' }),
     session_id: Type.String(),
     action: Type.String({ description: 'created, updated, deleted, checked_in, checked_out or closed.' }),
-    key_id: Type.String({ description: 'The API key that made the change.' }),
+    key_id: Type.String({
+      description:
+        'The API key that made the change; `service` when the service closed a forgotten check-out.',
+    }),
     livemode: Type.Boolean(),
     created: Timestamp,
     before: Type.Union([ref(Session), Type.Null()]),

@@ -3451,7 +3451,7 @@ export interface components {
          */
         time: string
       }
-      /** @description null while a scanned session is open. */
+      /** @description null while a scanned session is open, and after an open session older than 16 hours was closed (`max_shift_exceeded`) by the next scan or by the service itself within a minute: nobody knows when the operator left, so no time is invented. */
       check_out: {
         /**
          * Format: date-time
@@ -3500,7 +3500,7 @@ export interface components {
       created: string
       /** @description Prefix `rev_`. */
       id: string
-      /** @description The API key that made the change. */
+      /** @description The API key that made the change; `service` when the service closed a forgotten check-out. */
       key_id: string
       livemode: boolean
       /** @enum {string} */
