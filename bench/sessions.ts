@@ -1,10 +1,12 @@
 /**
- * Session-list latency on a large table: the first page, the 200th page (keyset pagination) and a
- * filtered list, measured in-process with `app.inject` (no network). Not a test: `npm run bench`.
+ * Session latency on a large table: the first page, the 200th page (keyset pagination), a
+ * filtered list and a create, measured in-process with `app.inject` (no network). Not a test: `npm run bench`.
  *
  *   DATABASE_URL      default: a fresh SQLite file under os.tmpdir() (removed afterwards)
  *   BENCH_SESSIONS    default 1000000
  *   BENCH_OPERATORS   default 1000
+ *   BENCH_HEAVY_SESSIONS  sessions of one more operator, back to back, default 100000: creates
+ *                     are timed into the gaps of its history (the overlap check's worst case)
  *   BENCH_BATCH       rows per multi-row INSERT, default 500
  *   BENCH_RUNS        timed runs per query (after warm-up), default 50
  *   BENCH_PG_SCHEMA   PostgreSQL only: (re)create this schema, run in it, drop it afterwards
@@ -17,8 +19,10 @@ import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
+
 import type { FastifyInstance } from 'fastify'
-import { sql } from 'kysely'
+import { type CompiledQuery, sql } from 'kysely'
+
 import pg from 'pg'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
@@ -31,6 +35,11 @@ import { dayTotalsQuery } from '../src/modules/timesheets/repository.js'
 
 const SESSIONS = intEnv('BENCH_SESSIONS', 1_000_000)
 const OPERATORS = intEnv('BENCH_OPERATORS', 1000)
+const HEAVY_SESSIONS = intEnv('BENCH_HEAVY_SESSIONS', 100_000)
+/** The heavy operator works 2 hours in every 2.5, up to the start of 2026: 30-minute gaps. */
+const HEAVY_SHIFT_MS = 2 * 60 * 60 * 1000
+const HEAVY_PERIOD_MS = 2.5 * 60 * 60 * 1000
+const HEAVY_START = Date.parse('2026-01-01T00:00:00Z') - HEAVY_SESSIONS * HEAVY_PERIOD_MS
 const DEVICES = 20
 const LOCATIONS = 5
 const BATCH = intEnv('BENCH_BATCH', 500)
@@ -204,7 +213,69 @@ async function fill(db: Db, accountId: string) {
     const seconds = (performance.now() - started) / 1000
     log(`  ${done.toLocaleString('en-US')} sessions, ${seconds.toFixed(1)} s`)
   }
-  return { operators, seconds: (performance.now() - started) / 1000 }
+  const heavy = await fillHeavyOperator(db, accountId, devices[0] as DevicesTable, now)
+  return { operators, heavy, seconds: (performance.now() - started) / 1000 }
+}
+
+/** One operator with HEAVY_SESSIONS sessions back to back, 30 minutes apart. */
+async function fillHeavyOperator(db: Db, accountId: string, device: DevicesTable, now: number) {
+  const heavy: OperatorsTable = {
+    id: newId('op'),
+    account_id: accountId,
+    livemode: 0,
+    ident: 'op-heavy',
+    name: 'Heavy operator',
+    employee_id: null,
+    is_active: 1,
+    created_at: now,
+    updated_at: now,
+  }
+  await db.insertInto('operators').values(heavy).execute()
+  for (let done = 0; done < HEAVY_SESSIONS; done += ROWS_PER_TRANSACTION) {
+    await db.transaction().execute(async (trx) => {
+      const last = Math.min(HEAVY_SESSIONS, done + ROWS_PER_TRANSACTION)
+      for (let offset = done; offset < last; offset += BATCH) {
+        const rows: SessionsTable[] = []
+        for (let i = offset; i < Math.min(last, offset + BATCH); i++) {
+          const checkIn = HEAVY_START + i * HEAVY_PERIOD_MS
+          rows.push({
+            id: newId('ses'),
+            account_id: accountId,
+            livemode: 0,
+            operator_id: heavy.id,
+            operator_ident: heavy.ident,
+            device_code: device.code,
+            location_id: device.location_id,
+            check_in_at: checkIn,
+            check_out_at: checkIn + HEAVY_SHIFT_MS,
+            break_minutes: 0,
+            notes: null,
+            is_flagged: 0,
+            flag_reason: null,
+            source: 'scan',
+            status: 'completed',
+            work_date: new Date(checkIn).toISOString().slice(0, 10),
+            review_status: 'not_required',
+            reviewed_at: null,
+            reviewed_by: null,
+            review_note: null,
+            deleted_at: null,
+            created_at: checkIn + HEAVY_SHIFT_MS,
+            updated_at: checkIn + HEAVY_SHIFT_MS,
+          })
+        }
+        await trx.insertInto('sessions').values(rows).execute()
+      }
+    })
+  }
+  log(`  + ${HEAVY_SESSIONS.toLocaleString('en-US')} sessions of ${heavy.ident}`)
+  return heavy
+}
+
+/** The 30-minute gap after the heavy operator's session `k`: touching both neighbours. */
+function heavyGap(k: number): { from: number; to: number } {
+  const from = HEAVY_START + k * HEAVY_PERIOD_MS + HEAVY_SHIFT_MS
+  return { from, to: from + (HEAVY_PERIOD_MS - HEAVY_SHIFT_MS) }
 }
 
 function median(values: number[]): number {
@@ -232,7 +303,7 @@ async function main() {
     log(
       `Filling ${target.dialect} with ${SESSIONS.toLocaleString('en-US')} sessions (${OPERATORS} operators, ${BATCH} rows per INSERT)…`,
     )
-    const { operators, seconds: fillSeconds } = await fill(db, key.account_id)
+    const { operators, heavy, seconds: fillSeconds } = await fill(db, key.account_id)
     // What autovacuum would do shortly after a bulk load; SQLite is measured as the service runs
     // it (no ANALYZE).
     if (target.dialect === 'postgres') await sql`analyze`.execute(db)
@@ -260,22 +331,39 @@ async function main() {
     const to = new Date(START + YEAR_MS / 2).toISOString()
     const filtered = `/v1/sessions?limit=${PAGE}&operator_id=${operator.id}&check_in_from=${from}&check_in_to=${to}`
 
+    // Each create fills a gap of its own in the heavy operator's history, spread over all of it.
+    let creates = 0
+    const create = async () => {
+      creates += 1
+      const gap = heavyGap(Math.floor((creates * HEAVY_SESSIONS) / (WARMUP + RUNS + 1)))
+      const payload = {
+        operator_id: heavy.id,
+        device_id: 'gate-01',
+        check_in: { time: new Date(gap.from).toISOString() },
+        check_out: { time: new Date(gap.to).toISOString() },
+      }
+      const res = await app.inject({ method: 'POST', url: '/v1/sessions', headers, payload })
+      if (res.statusCode !== 201) throw new Error(`POST /v1/sessions: ${res.statusCode} ${res.body}`)
+      return 1
+    }
+    const list = (url: string) => async () => (await get(url)).data.length
+
     // Interleaved: each round runs every query once, so a burst of background load hits all of them
     // alike instead of skewing the ratio.
     const queries = [
-      { name: 'page 1 (limit=100)', url: first },
-      { name: 'page 200 (limit=100)', url: page200 },
-      { name: 'operator + check_in range', url: filtered },
+      { name: 'page 1 (limit=100)', run: list(first) },
+      { name: 'page 200 (limit=100)', run: list(page200) },
+      { name: 'operator + check_in range', run: list(filtered) },
+      { name: `create (${HEAVY_SESSIONS.toLocaleString('en-US')}-session operator)`, run: create },
     ]
-    for (let i = 0; i < WARMUP; i++) for (const q of queries) await get(q.url)
+    for (let i = 0; i < WARMUP; i++) for (const q of queries) await q.run()
     const samples = queries.map(() => [] as number[])
     const rowCounts = queries.map(() => 0)
     for (let i = 0; i < RUNS; i++) {
       for (const [n, q] of queries.entries()) {
         const t0 = performance.now()
-        const body = await get(q.url)
+        rowCounts[n] = await q.run()
         samples[n]?.push(performance.now() - t0)
-        rowCounts[n] = body.data.length
       }
     }
     const results = queries.map((q, n) => ({
@@ -307,8 +395,10 @@ async function main() {
     }
     for (const line of timesheets.lines) console.log(line)
     if (timesheets.failed) exitCode = 1
-    if (process.env.BENCH_EXPLAIN !== '0')
+    if (process.env.BENCH_EXPLAIN !== '0') {
       await explain(target, key.account_id, lastId, operator.id, from, to)
+      await explainOverlap(target, key.account_id, heavy.id)
+    }
   } finally {
     // app.close() destroyed `db` already on success; destroying twice is harmless.
     await db.destroy().catch(() => undefined)
@@ -494,6 +584,44 @@ async function benchTimesheets(
     }
   }
   return { lines, failed }
+}
+
+/**
+ * The plan of the overlap check of a create in the middle of the heavy operator's history, as the
+ * sessions lifecycle runs it (imported when run, so this file also runs against code without it).
+ */
+async function explainOverlap(target: Target, accountId: string, operatorId: string) {
+  const repository: Record<string, unknown> = await import('../src/modules/sessions/repository.js')
+  const lifecycle: Record<string, unknown> = await import('../src/modules/sessions/lifecycle.js')
+  const build = repository.overlappingSessionQuery as
+    | ((db: Db, auth: object, q: object) => { compile(): CompiledQuery })
+    | undefined
+  if (!build) return
+  const { db } = openDatabase(target.url)
+  try {
+    const gap = heavyGap(Math.floor(HEAVY_SESSIONS / 2))
+    const query = build(
+      db,
+      { keyId: 'bench', accountId, livemode: false },
+      {
+        operatorId,
+        start: gap.from,
+        end: gap.to,
+        closedShiftMs: lifecycle.MAX_SHIFT_MS,
+        longestSessionMs: lifecycle.MAX_API_SESSION_MS,
+      },
+    ).compile()
+    const prefix = target.dialect === 'postgres' ? 'explain (analyze, buffers) ' : 'explain query plan '
+    const plan = await db.executeQuery<Record<string, unknown>>({ ...query, sql: prefix + query.sql })
+    console.log('')
+    console.log(`Plan, overlap check of a create (operator with ${HEAVY_SESSIONS} sessions): ${query.sql}`)
+    console.log(`  parameters: ${JSON.stringify(query.parameters)}`)
+    for (const row of plan.rows) {
+      console.log(`  ${target.dialect === 'postgres' ? String(row['QUERY PLAN']) : String(row.detail)}`)
+    }
+  } finally {
+    await db.destroy()
+  }
 }
 
 main().catch((error: unknown) => {

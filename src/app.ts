@@ -21,6 +21,7 @@ import { operatorRoutes } from './modules/operators/routes.js'
 import { payPeriodRoutes } from './modules/pay-periods/routes.js'
 import { scanRoutes } from './modules/scans/routes.js'
 import { sessionRoutes } from './modules/sessions/routes.js'
+import { ForgottenCheckOutSweep } from './modules/sessions/sweep.js'
 import { timesheetRoutes } from './modules/timesheets/routes.js'
 import { webhookRoutes } from './modules/webhooks/routes.js'
 import { DeliverySender } from './modules/webhooks/sender.js'
@@ -108,7 +109,11 @@ export async function buildApp({ config, db, redis }: AppDependencies): Promise<
   })
   await app.register(webhookRoutes({ urlPolicy: { allowPrivate: config.webhookAllowPrivateUrls }, sender }))
   const worker = config.worker === 'inline' ? createWorker(config, db, app.log) : undefined
-  if (worker) app.addHook('onReady', async () => worker.start())
+  const sweep = config.worker === 'inline' ? createSweep(config, db, app.log) : undefined
+  app.addHook('onReady', async () => {
+    worker?.start()
+    sweep?.start()
+  })
 
   const purge = setInterval(() => {
     purgeExpiredIdempotencyKeys(db).catch((error: unknown) =>
@@ -118,7 +123,7 @@ export async function buildApp({ config, db, redis }: AppDependencies): Promise<
   purge.unref()
   app.addHook('onClose', async () => {
     clearInterval(purge)
-    await worker?.stop()
+    await Promise.all([worker?.stop(), sweep?.stop()])
     await sender.close()
     await db.destroy()
     if (redis) await redis.quit().catch(() => redis.disconnect())
@@ -137,4 +142,9 @@ export function createWorker(config: Config, db: Db, log: FastifyBaseLogger): We
     },
     log,
   )
+}
+
+/** The worker's other duty: closing forgotten check-outs (docs/attendance.md). */
+export function createSweep(config: Config, db: Db, log: FastifyBaseLogger): ForgottenCheckOutSweep {
+  return new ForgottenCheckOutSweep(db, { intervalMs: config.sessionSweepIntervalMs }, log)
 }

@@ -17,8 +17,15 @@ export interface Config {
   webhookDisableThreshold: number
   webhookTimeoutMs: number
   worker: WorkerMode
+  /**
+   * How often the worker sweeps forgotten check-outs (not an environment variable: the decisions
+   * promise a closure within a minute, and only tests want it faster).
+   */
+  sessionSweepIntervalMs: number
   logLevel: string
 }
+
+const SESSION_SWEEP_INTERVAL_MS = 15_000
 
 export class ConfigError extends Error {}
 
@@ -70,6 +77,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookDisableThreshold: values.WEBHOOK_DISABLE_THRESHOLD,
     webhookTimeoutMs: values.WEBHOOK_TIMEOUT_MS,
     worker: values.WORKER,
+    sessionSweepIntervalMs: SESSION_SWEEP_INTERVAL_MS,
     logLevel: values.LOG_LEVEL,
   }
 }

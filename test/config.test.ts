@@ -15,6 +15,7 @@ describe('loadConfig', () => {
       webhookDisableThreshold: 5,
       webhookTimeoutMs: 10_000,
       worker: 'inline',
+      sessionSweepIntervalMs: 15_000,
       logLevel: 'info',
     })
   })
@@ -47,6 +48,7 @@ describe('loadConfig', () => {
       webhookDisableThreshold: 3,
       webhookTimeoutMs: 500,
       worker: 'off',
+      sessionSweepIntervalMs: 15_000,
       logLevel: 'silent',
     })
     expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE_URLS: 'true' }).webhookAllowPrivateUrls).toBe(true)

@@ -44,6 +44,7 @@ const IDEMPOTENT = [
   'POST /v1/devices',
   'POST /v1/sessions',
   'POST /v1/scans',
+  'POST /v1/scans/batch',
   'POST /v1/webhook-endpoints',
   'POST /v1/webhook-endpoints/{id}/rotate-secret',
   'POST /v1/webhook-endpoints/{id}/send-test',

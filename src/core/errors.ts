@@ -35,6 +35,7 @@ export const ERROR_CODES = {
   duplicate_ident: { type: 'conflict', status: 409 },
   duplicate_device_code: { type: 'conflict', status: 409 },
   open_session_exists: { type: 'conflict', status: 409 },
+  overlapping_session: { type: 'conflict', status: 409 },
   endpoint_disabled: { type: 'conflict', status: 409 },
   session_open: { type: 'conflict', status: 409 },
   period_closed: { type: 'conflict', status: 409 },
@@ -48,6 +49,7 @@ export const ERROR_CODES = {
   invalid_value: { type: 'validation_error', status: 422 },
   invalid_timestamp: { type: 'validation_error', status: 422 },
   invalid_time_range: { type: 'validation_error', status: 422 },
+  time_in_future: { type: 'validation_error', status: 422 },
   break_exceeds_duration: { type: 'validation_error', status: 422 },
   conflicting_params: { type: 'validation_error', status: 422 },
   invalid_date_range: { type: 'validation_error', status: 422 },
@@ -162,6 +164,12 @@ export const errors = {
     coded('open_session_exists', `Operator '${ident}' already has an open session.`, {
       param: 'operator_id',
     }),
+  overlappingSession: (otherId: string) =>
+    coded(
+      'overlapping_session',
+      `This session would overlap session ${otherId} of the same operator; an operator cannot be in two sessions at once.`,
+      { param: 'check_in.time' },
+    ),
   endpointDisabled: (id: string) =>
     coded('endpoint_disabled', `Webhook endpoint ${id} is disabled; re-enable it first.`),
   sessionOpen: (id: string) =>
@@ -201,6 +209,12 @@ export const errors = {
       { param },
     ),
   invalidTimeRange: (param: string, message: string) => coded('invalid_time_range', message, { param }),
+  timeInFuture: (param: string, toleranceMinutes: number) =>
+    coded(
+      'time_in_future',
+      `${param} is more than ${toleranceMinutes} minutes after the server's clock; attendance is recorded after it happens.`,
+      { param },
+    ),
   breakExceedsDuration: () =>
     coded('break_exceeds_duration', 'break_minutes must not exceed the length of the session in minutes.', {
       param: 'break_minutes',

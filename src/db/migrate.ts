@@ -5,6 +5,7 @@ import * as m002 from './migrations/002_attendance.js'
 import * as m003 from './migrations/003_webhooks.js'
 import * as m004 from './migrations/004_outbox_tuning.js'
 import * as m005 from './migrations/005_webhook_operations.js'
+import * as m006 from './migrations/006_integrity.js'
 import * as m007 from './migrations/007_review_and_pay_periods.js'
 
 // Migrations are imported statically so the built service and tsx runs need no file-system scan.
@@ -14,8 +15,7 @@ const migrations: Record<string, Migration> = {
   '003_webhooks': m003,
   '004_outbox_tuning': m004,
   '005_webhook_operations': m005,
-  // 006 is reserved for another branch. Kysely runs migrations in name order; with
-  // allowUnorderedMigrations a database that ran 007 first still takes 006 when it arrives.
+  '006_integrity': m006,
   '007_review_and_pay_periods': m007,
 }
 
@@ -32,6 +32,8 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
   const migrator = new Migrator({
     db,
     provider,
+    // Branches add migrations side by side (005 and 006 touch different tables): a database that ran
+    // one must still accept the other, whichever number it has.
     allowUnorderedMigrations: true,
     ...(migrationTableSchema ? { migrationTableSchema } : {}),
   })

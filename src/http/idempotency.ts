@@ -38,10 +38,48 @@ export class CreateRunner {
     create: (trx: Trx) => Promise<T>,
     successStatus = 201,
   ): Promise<T> {
+    return this.runKeyed(request, reply, successStatus, (store) =>
+      this.db.transaction().execute(async (trx) => {
+        const created = await create(trx)
+        await store?.(trx, created)
+        return created
+      }),
+    )
+  }
+
+  /**
+   * A create that commits transactions of its own (a batch of scans: one per item), its answer
+   * stored once they are all done. A request that dies half-way leaves its key in flight until the
+   * lease runs out; a retry then applies the batch again, and what was applied already is refused
+   * by the items' own rules (a repeated scan is a `duplicate_scan`).
+   */
+  async runBatch<T>(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    work: () => Promise<T>,
+    successStatus: number,
+  ): Promise<T> {
+    return this.runKeyed(request, reply, successStatus, async (store) => {
+      const result = await work()
+      await store?.(this.db, result)
+      return result
+    })
+  }
+
+  /**
+   * The Idempotency-Key around a create: claimed first, replayed when already answered, and the
+   * answer stored through `store` (undefined without a key) where the create commits it.
+   */
+  private async runKeyed<T>(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    successStatus: number,
+    execute: (store: ((db: Executor, result: T) => Promise<void>) | undefined) => Promise<T>,
+  ): Promise<T> {
     const auth = requireAuth(request)
     const key = readKey(request)
     if (key === undefined) {
-      const result = await this.db.transaction().execute(create)
+      const result = await execute(undefined)
       reply.code(successStatus)
       return result
     }
@@ -54,11 +92,9 @@ export class CreateRunner {
       return JSON.parse(claim.body) as T
     }
     try {
-      const result = await this.db.transaction().execute(async (trx) => {
-        const created = await create(trx)
-        await this.complete(trx, scope, claim.token, successStatus, JSON.stringify(created))
-        return created
-      })
+      const result = await execute((db, created) =>
+        this.complete(db, scope, claim.token, successStatus, JSON.stringify(created)),
+      )
       reply.code(successStatus)
       return result
     } catch (error) {

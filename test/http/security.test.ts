@@ -93,6 +93,10 @@ const REQUESTS: Record<string, PrepareRequest> = {
     path: '/v1/scans',
     body: { operator_id: await operator(api), device_id: (await device(api)).code },
   }),
+  'POST /v1/scans/batch': async (api) => ({
+    path: '/v1/scans/batch',
+    body: { scans: [{ operator_id: await operator(api), device_id: (await device(api)).code }] },
+  }),
   'GET /v1/scans': async () => ({ path: '/v1/scans' }),
   'GET /v1/scans/:id': async (api) => ({ path: `/v1/scans/${await scan(api)}` }),
 

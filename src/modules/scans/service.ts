@@ -1,8 +1,8 @@
 import type { AuthContext } from '../../core/identity.js'
-import { instantOf } from '../../core/instants.js'
-import type { Executor, Trx } from '../../db/connection.js'
+import type { Db, Executor, Trx } from '../../db/connection.js'
 import { ownedBy } from '../../db/scope.js'
 import { newId } from '../../lib/ids.js'
+import { parseInstant } from '../../lib/time.js'
 import type { DeviceRow } from '../devices/repository.js'
 import { resolveDevice } from '../devices/service.js'
 import { recordEvent } from '../events/outbox.js'
@@ -13,8 +13,10 @@ import {
   checkInWorkDate,
   checkOut,
   inClosedPeriod,
+  isOutOfOrder,
   lockOperators,
   openSessionAt,
+  scanInstant,
 } from '../sessions/lifecycle.js'
 import type { SessionRow } from '../sessions/repository.js'
 import { listService, retrieveResource } from '../shared/resources.js'
@@ -43,11 +45,11 @@ type Outcome =
  * makes a second open session impossible even so.
  */
 export async function recordScan(trx: Trx, auth: AuthContext, input: CreateScanBody): Promise<Scan> {
+  const at = scanInstant(input.time)
   const device = await resolveDevice(trx, auth, input.device_id)
   const resolved = await resolveOperator(trx, auth, input)
   // Read again under the lock: a concurrent PATCH may have deactivated the operator meanwhile.
   const [operator = resolved] = await lockOperators(trx, auth, [resolved.id])
-  const at = input.time === undefined ? Date.now() : instantOf(input.time, 'time')
   const direction = input.direction ?? 'auto'
 
   const outcome = await decide(trx, auth, { operator, device, at, direction })
@@ -88,17 +90,52 @@ async function decide(
   if (closed && direction === 'out') {
     return { result: 'flagged', reason: 'max_shift_exceeded', sessionId: closed.id }
   }
+  // A late scan from before the session now open belongs to a past the record has moved on from.
+  if (open && at < open.check_in_at) return { result: 'flagged', reason: 'out_of_order' }
   if (open && direction !== 'in') {
-    if (at <= open.check_in_at) return { result: 'flagged', reason: 'invalid_time_range' }
+    if (at === open.check_in_at) return { result: 'flagged', reason: 'invalid_time_range' }
     // Completing a session of a closed pay period would change payroll's closed month.
     if (await inClosedPeriod(trx, auth, open.work_date)) return { result: 'flagged', reason: 'period_closed' }
     return { result: 'checked_out', open }
   }
   if (open) return { result: 'flagged', reason: 'already_checked_in' }
+  if (await isOutOfOrder(trx, auth, operator.id, at, direction !== 'out')) {
+    return { result: 'flagged', reason: 'out_of_order' }
+  }
   if (direction === 'out') return { result: 'flagged', reason: 'no_open_session' }
   const workDate = await checkInWorkDate(trx, auth, scan.device, at)
   if (await inClosedPeriod(trx, auth, workDate)) return { result: 'flagged', reason: 'period_closed' }
   return { result: 'checked_in', sessionId: (await checkIn(trx, auth, { ...scan, workDate })).id }
+}
+
+/** One scan of a batch: the scan it recorded, or what refused it (an `ApiError`, or a failure). */
+export type BatchOutcome = { scan: Scan } | { error: unknown }
+
+/**
+ * Scans a device synced at once (it was offline): applied in `time` order, ties in the order given,
+ * so an offline day replays as it happened; each in a transaction of its own, exactly as
+ * `POST /v1/scans` applies it, so one refused scan never stops the others. Answers in input order.
+ */
+export async function recordScanBatch(
+  db: Db,
+  auth: AuthContext,
+  scans: CreateScanBody[],
+): Promise<BatchOutcome[]> {
+  const now = Date.now()
+  // A scan without a time happens now; an unreadable time sorts first and is refused when applied.
+  const timeOf = (scan: CreateScanBody) =>
+    scan.time === undefined ? now : (parseInstant(scan.time) ?? Number.NEGATIVE_INFINITY)
+  const order = scans.map((scan, index) => ({ scan, index, at: timeOf(scan) }))
+  order.sort((a, b) => a.at - b.at || a.index - b.index)
+  const outcomes: BatchOutcome[] = new Array(scans.length)
+  for (const { scan, index } of order) {
+    try {
+      outcomes[index] = { scan: await db.transaction().execute((trx) => recordScan(trx, auth, scan)) }
+    } catch (error) {
+      outcomes[index] = { error }
+    }
+  }
+  return outcomes
 }
 
 export function retrieveScan(db: Executor, auth: AuthContext, id: string): Promise<Scan> {

@@ -22,6 +22,7 @@ import {
 } from '../shared/resources.js'
 import {
   findOpenSession,
+  findOverlappingSession,
   findSession,
   insertRevision,
   insertSession,
@@ -38,8 +39,21 @@ import type { CreateSessionBody, Session, UpdateSessionBody } from './schemas.js
  * here, under the operator's lock.
  */
 
-/** An open session older than this is closed as flagged `max_shift_exceeded`. */
-export const MAX_SHIFT_MS = 16 * 60 * 60 * 1000
+const HOUR_MS = 60 * 60 * 1000
+/**
+ * An open session older than this is closed as flagged `max_shift_exceeded`. Closed so, it keeps no
+ * check-out, and for the overlap rule it occupies [check_in, check_in + 16 h): the longest it could
+ * have been open.
+ */
+export const MAX_SHIFT_MS = 16 * HOUR_MS
+/** A session entered or edited through the API lasts at most this long (3 days). */
+export const MAX_API_SESSION_MS = 72 * HOUR_MS
+/**
+ * How far ahead of the server's clock a recorded time may be: device clocks drift a little, but an
+ * attendance record is written after the fact, so a time beyond this (a device a week ahead) is
+ * refused rather than opening a session that blocks every real scan after it.
+ */
+export const FUTURE_TOLERANCE_MS = 5 * 60 * 1000
 
 export const sessions: ResourceStore<SessionRow, Session> = {
   name: 'session',
@@ -71,15 +85,95 @@ export async function lockOperators(
   return lockOperatorRows(trx, auth, distinct)
 }
 
+/**
+ * An instant of the record (a check-in, a check-out, a scan): not before 1970 (`invalid_time_range`)
+ * and not more than 5 minutes after `now` (`time_in_future`), each naming `param`.
+ */
+function checkRecordedInstant(at: number, param: string, now: number): void {
+  if (at < 0) throw errors.invalidTimeRange(param, `${param} must not be before 1970-01-01.`)
+  if (at > now + FUTURE_TOLERANCE_MS) throw errors.timeInFuture(param, FUTURE_TOLERANCE_MS / 60_000)
+}
+
+/** A scan's `time` (or now, when it has none), parsed and checked like every recorded instant. */
+export function scanInstant(time: string | undefined, now = Date.now()): number {
+  if (time === undefined) return now
+  const at = instantOf(time, 'time')
+  checkRecordedInstant(at, 'time', now)
+  return at
+}
+
+type Times = Pick<SessionRow, 'check_in_at' | 'check_out_at' | 'break_minutes'>
+
 /** The rules every stored session obeys, checked on the merged state of a create or an edit. */
-function checkTimes(row: Pick<SessionRow, 'check_in_at' | 'check_out_at' | 'break_minutes'>): void {
+function checkTimes(row: Times, now = Date.now()): void {
+  checkRecordedInstant(row.check_in_at, 'check_in.time', now)
   if (row.check_out_at === null) return
+  checkRecordedInstant(row.check_out_at, 'check_out.time', now)
   if (row.check_out_at <= row.check_in_at) {
     throw errors.invalidTimeRange('check_out.time', 'check_out.time must be later than check_in.time.')
+  }
+  if (row.check_out_at - row.check_in_at > MAX_API_SESSION_MS) {
+    throw errors.invalidTimeRange('check_out.time', 'A session lasts at most 72 hours.')
   }
   if (row.break_minutes * 60_000 > row.check_out_at - row.check_in_at) {
     throw errors.breakExceedsDuration()
   }
+}
+
+type Placed = Pick<SessionRow, 'operator_id' | 'check_in_at' | 'check_out_at' | 'status'>
+
+/**
+ * The time a session occupies, [start, end): an open session has no end yet (it extends to now
+ * and goes on while the operator is there, so nothing may be recorded after its check-in); a
+ * completed one ends at its check-out, or 16 hours after its check-in when it was closed without
+ * one. `findOverlappingSession` reads stored sessions the same way.
+ */
+function intervalOf(session: Placed): { start: number; end: number | null } {
+  if (session.status === 'open') return { start: session.check_in_at, end: null }
+  return { start: session.check_in_at, end: session.check_out_at ?? session.check_in_at + MAX_SHIFT_MS }
+}
+
+/** The id of a session of the operator's record that `session` (not itself) would overlap. */
+function overlappingSession(trx: Trx, auth: AuthContext, session: Placed & { id?: string }) {
+  return findOverlappingSession(trx, auth, {
+    operatorId: session.operator_id,
+    ...intervalOf(session),
+    excludeId: session.id,
+    closedShiftMs: MAX_SHIFT_MS,
+    longestSessionMs: MAX_API_SESSION_MS,
+  })
+}
+
+/**
+ * No operator is in two sessions at once: 409 `overlapping_session` naming the other one. Run under
+ * the operator's lock, so two concurrent changes cannot both pass it.
+ */
+async function refuseOverlap(trx: Trx, auth: AuthContext, session: Placed & { id?: string }) {
+  const other = await overlappingSession(trx, auth, session)
+  if (other !== undefined) throw errors.overlappingSession(other)
+}
+
+/**
+ * Whether a scan at `at`, of an operator with no open session, comes too late to change the record
+ * (`out_of_order`): a check-in would open a session overlapping one already recorded (the scan
+ * falls inside it, or before it), a check-out falls inside one. A device that was offline syncs
+ * such scans after the record moved on; applying them would make sessions that cannot have
+ * happened.
+ */
+export async function isOutOfOrder(
+  trx: Trx,
+  auth: AuthContext,
+  operatorId: string,
+  at: number,
+  checksIn: boolean,
+): Promise<boolean> {
+  const other = await overlappingSession(trx, auth, {
+    operator_id: operatorId,
+    check_in_at: at,
+    check_out_at: checksIn ? null : at + 1,
+    status: checksIn ? 'open' : 'completed',
+  })
+  return other !== undefined
 }
 
 type NewSession = Omit<SessionRow, keyof ResourceRow | 'deleted_at'>
@@ -148,8 +242,9 @@ export async function createSession(trx: Trx, auth: AuthContext, input: CreateSe
     work_date: await workDateOf(trx, auth, checkInAt, locationId),
     ...AWAITING_REVIEW,
   }
-  await lockOperators(trx, auth, [operator.id])
   checkTimes(fields)
+  await lockOperators(trx, auth, [operator.id])
+  await refuseOverlap(trx, auth, fields)
   await assertWorkDatesOpen(trx, auth, null, fields.work_date)
   const session = await startSession(trx, auth, fields, 'created')
   await recordEvent(trx, auth, 'session.completed', session)
@@ -168,15 +263,11 @@ export async function updateSession(
   id: string,
   input: UpdateSessionBody,
 ): Promise<Session> {
-  // The operator is locked before the session row (the order scans take them in), and which
-  // operator it is, only the session says: read it once unlocked, then again under the locks.
-  const seen = await findSession(trx, auth, id)
-  if (!seen) throw errors.notFound('session', id)
   const operator =
     input.operator_id !== undefined || input.operator_ident !== undefined
       ? await resolveOperator(trx, auth, input)
       : undefined
-  await lockOperators(trx, auth, [seen.operator_id, operator?.id])
+  await lockSessionOperators(trx, auth, id, operator?.id)
   return updateResource(trx, auth, sessions, id, {
     changes: async (current) => {
       const device =
@@ -205,7 +296,10 @@ export async function updateSession(
       }
       return changes
     },
-    check: checkTimes,
+    check: async (updated) => {
+      checkTimes(updated)
+      await refuseOverlap(trx, auth, updated)
+    },
     afterWrite: async ({ current, updated, before, after, previous }) => {
       await insertRevision(trx, auth, id, 'updated', before, after)
       await recordEvent(trx, auth, 'session.updated', after, { previousAttributes: previous })
@@ -217,6 +311,32 @@ export async function updateSession(
       await recordEvent(trx, auth, 'session.flagged', after, { previousAttributes: previous })
     },
   })
+}
+
+/**
+ * Locks the operator a session belongs to (and `target`, the one an edit moves it to) before the
+ * session row, the order scans take them in. Which operator it is, only the session says, and a
+ * concurrent edit may move it to another operator between the unlocked read and the lock: read
+ * again under the lock, and lock that operator too until the session's operator is one held. It
+ * cannot change after that: every move locks the session's operator first.
+ */
+async function lockSessionOperators(trx: Trx, auth: AuthContext, id: string, target: string | undefined) {
+  const held = new Set<string>()
+  const wanted = [target]
+  for (;;) {
+    const session = await findSession(trx, auth, id)
+    if (!session) throw errors.notFound('session', id)
+    if (held.has(session.operator_id)) return
+    wanted.push(session.operator_id)
+    const locked = await lockOperators(
+      trx,
+      auth,
+      wanted.filter((operatorId) => operatorId !== undefined && !held.has(operatorId)),
+    )
+    for (const operator of locked) held.add(operator.id)
+    // An operator row that no longer exists cannot be locked; the session is then read as it is.
+    if (!locked.some((operator) => operator.id === session.operator_id)) return
+  }
 }
 
 /** Soft delete: gone from the API, its revisions kept, `session.deleted` emitted. */
@@ -406,10 +526,15 @@ export async function reviewSession(
   if (decision === 'rejected' && (note === undefined || note === null || note.trim() === '')) {
     throw errors.missingParam('note', 'A rejection needs a note: say why the session does not count.')
   }
+  // Approving a rejected session puts it back in the operator's record, where it must not overlap
+  // what was recorded meanwhile: the operator is locked first, as every session write does.
+  if (decision === 'approved') await lockSessionOperators(trx, auth, id, undefined)
   return updateResource(trx, auth, sessions, id, {
     changes: async (current) => {
       if (current.status === 'open') throw errors.sessionOpen(id)
       await assertWorkDatesOpen(trx, auth, current.work_date, current.work_date)
+      if (decision === 'approved' && current.review_status === 'rejected')
+        await refuseOverlap(trx, auth, current)
       return {
         review_status: decision,
         reviewed_at: Date.now(),
@@ -422,4 +547,22 @@ export async function reviewSession(
       await insertRevision(trx, auth, id, decision, before, after)
     },
   })
+}
+
+/**
+ * The sweep's closure of a forgotten check-out: the operator's open session, if it was checked in
+ * before `before`, closed as an over-long shift. Taken under the operator's lock and read again
+ * under it, so when several workers (or a scan) reach the same session, one closes it and the others
+ * find it closed: `session.flagged` is emitted once. Undefined when there was nothing to close.
+ */
+export async function closeForgottenCheckOut(
+  trx: Trx,
+  auth: AuthContext,
+  operatorId: string,
+  before: number,
+): Promise<Session | undefined> {
+  await lockOperators(trx, auth, [operatorId])
+  const open = await findOpenSession(trx, auth, operatorId)
+  if (!open || open.check_in_at >= before) return undefined
+  return closeOverlongShift(trx, auth, open)
 }

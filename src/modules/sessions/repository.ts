@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely'
+import { type Selectable, sql } from 'kysely'
 import type { AuthContext } from '../../core/identity.js'
 import type { Executor, Trx } from '../../db/connection.js'
 import { supportsRowLocks } from '../../db/connection.js'
@@ -54,13 +54,90 @@ export function toRevision(row: RevisionRow): SessionRevision {
   }
 }
 
-/** Sessions the API shows: owned by the caller and not deleted. */
-function visible(db: Executor, auth: AuthContext) {
+/** The caller's sessions that were not deleted. */
+function undeleted(db: Executor, auth: AuthContext) {
   return db
     .selectFrom('sessions')
-    .selectAll()
     .where((eb) => eb.and(ownedBy(auth)))
     .where('deleted_at', 'is', null)
+}
+
+/** Sessions the API shows: owned by the caller and not deleted. */
+function visible(db: Executor, auth: AuthContext) {
+  return undeleted(db, auth).selectAll()
+}
+
+/**
+ * An operator's record: the sessions the integrity rules (no overlap, late scans) hold a change
+ * against. A session that counts for nothing (deleted or rejected) is left out here, in this one
+ * place.
+ */
+function recordOf(db: Executor, auth: AuthContext, operatorId: string) {
+  return undeleted(db, auth)
+    .select('id')
+    .where('operator_id', '=', operatorId)
+    .where('review_status', '!=', 'rejected')
+}
+
+export interface OverlapQuery {
+  operatorId: string
+  /** The interval [start, end) of the session being checked; `end` null: open, with no end yet. */
+  start: number
+  end: number | null
+  /** The session itself, on an edit. */
+  excludeId?: string
+  /** A completed session without a check-out (closed for an over-long shift) ends this long after its check-in. */
+  closedShiftMs: number
+  /** No completed session is longer: it bounds the range of check-ins read from the index. */
+  longestSessionMs: number
+}
+
+/**
+ * The sessions of the operator's record that overlap [start, end), at most one. An open session
+ * has no end; a completed one ends at its check-out, or `closedShiftMs` after its check-in. Two
+ * index ranges, no scan of the operator's history: the open session through `sessions_one_open`,
+ * and the completed ones through `sessions_operator_check_in`, from `start - longestSessionMs`
+ * (nothing that began earlier can reach `start`) to `end`.
+ */
+export function overlappingSessionQuery(db: Executor, auth: AuthContext, q: OverlapQuery) {
+  const { operatorId, start, end, excludeId } = q
+  const candidates = (status: 'open' | 'completed') =>
+    recordOf(db, auth, operatorId)
+      .where('status', '=', statusLiteral(status))
+      .$if(excludeId !== undefined, (query) => query.where('id', '!=', excludeId ?? ''))
+  // `check_in_at + 0`: a condition on the open session's check-in that no index can serve, or
+  // SQLite reads the operator's whole history through `sessions_operator_check_in` instead of
+  // finding the one open session through `sessions_one_open`.
+  const open = candidates('open').$if(end !== null, (query) =>
+    query.where((eb) => eb(eb('check_in_at', '+', 0), '<', end ?? 0)),
+  )
+  const completed = candidates('completed')
+    .$if(end !== null, (query) => query.where('check_in_at', '<', end ?? 0))
+    .where('check_in_at', '>', start - q.longestSessionMs)
+    .where((eb) => eb(eb.fn.coalesce('check_out_at', eb('check_in_at', '+', q.closedShiftMs)), '>', start))
+  return open.unionAll(completed).limit(1)
+}
+
+/** The id of a session of the operator's record that overlaps the interval, if any. */
+export async function findOverlappingSession(trx: Trx, auth: AuthContext, q: OverlapQuery) {
+  return (await overlappingSessionQuery(trx, auth, q).executeTakeFirst())?.id
+}
+
+/**
+ * Open sessions, of every account, checked in before `before`: the forgotten check-outs a sweep
+ * closes, oldest first. Read through the partial index `sessions_open_check_in` (migration 006),
+ * which holds only open sessions.
+ */
+export async function findOpenSessionsCheckedInBefore(db: Executor, before: number, limit: number) {
+  return db
+    .selectFrom('sessions')
+    .select(['account_id', 'livemode', 'operator_id'])
+    .where('status', '=', 'open')
+    .where('deleted_at', 'is', null)
+    .where('check_in_at', '<', before)
+    .orderBy('check_in_at')
+    .limit(limit)
+    .execute()
 }
 
 export async function findSession(db: Executor, auth: AuthContext, id: string, lock = false) {
@@ -70,10 +147,20 @@ export async function findSession(db: Executor, auth: AuthContext, id: string, l
     .executeTakeFirst()
 }
 
+/**
+ * A status written into the SQL text rather than bound: SQLite uses a partial index (the open
+ * sessions' `sessions_one_open`) only when it can see from the statement that the index's condition
+ * holds, which a bound parameter hides. Bound, the open session is looked for among all of the
+ * operator's sessions.
+ */
+function statusLiteral(status: SessionRow['status']) {
+  return sql.lit(status)
+}
+
 export async function findOpenSession(trx: Trx, auth: AuthContext, operatorId: string) {
   return visible(trx, auth)
     .where('operator_id', '=', operatorId)
-    .where('status', '=', 'open')
+    .where('status', '=', statusLiteral('open'))
     .$if(supportsRowLocks(trx), (q) => q.forUpdate())
     .executeTakeFirst()
 }

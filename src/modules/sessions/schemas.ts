@@ -2,7 +2,13 @@ import { type Static, Type } from 'typebox'
 import { deletedObject, nullableString, paginationQuery, ref, Timestamp } from '../../core/schemas.js'
 
 const timeInput = Type.Object(
-  { time: Type.String({ maxLength: 64, description: 'ISO-8601 with a zone designator (Z or ±hh:mm).' }) },
+  {
+    time: Type.String({
+      maxLength: 64,
+      description:
+        "ISO-8601 with a zone designator (Z or ±hh:mm). At most 5 minutes after the server's clock (422 `time_in_future`: attendance is recorded after it happens) and not before 1970 (422 `invalid_time_range`).",
+    }),
+  },
   { additionalProperties: false },
 )
 const timeOutput = Type.Object({ time: Timestamp }, { additionalProperties: false })
@@ -39,7 +45,8 @@ export const Session = Type.Object(
     location_id: Type.Union([Type.String(), Type.Null()]),
     check_in: timeOutput,
     check_out: Type.Union([timeOutput, Type.Null()], {
-      description: 'null while a scanned session is open.',
+      description:
+        'null while a scanned session is open, and after an open session older than 16 hours was closed (`max_shift_exceeded`) by the next scan or by the service itself within a minute: nobody knows when the operator left, so no time is invented.',
     }),
     break_minutes: Type.Integer(),
     notes: Type.Union([Type.String(), Type.Null()]),
@@ -68,7 +75,8 @@ export const Session = Type.Object(
   {
     $id: 'Session',
     additionalProperties: false,
-    description: 'An attendance record: a check-in and check-out of an operator at a device.',
+    description:
+      'An attendance record: a check-in and check-out of an operator at a device. Sessions of one operator never overlap (409 `overlapping_session`: an operator is in one place at a time; an open session extends to now), and a session entered through the API lasts at most 72 hours.',
   },
 )
 export type Session = Static<typeof Session>
@@ -148,7 +156,10 @@ export const SessionRevision = Type.Object(
     action: Type.String({
       description: 'created, updated, deleted, checked_in, checked_out, closed, approved or rejected.',
     }),
-    key_id: Type.String({ description: 'The API key that made the change.' }),
+    key_id: Type.String({
+      description:
+        'The API key that made the change; `service` when the service closed a forgotten check-out.',
+    }),
     livemode: Type.Boolean(),
     created: Timestamp,
     before: Type.Union([ref(Session), Type.Null()]),

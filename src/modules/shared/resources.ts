@@ -125,8 +125,8 @@ export interface Change<Row, Api> {
 export interface UpdateSteps<Row, Api> {
   /** The columns that really change (see `changedFields`), read from the locked row. */
   changes: (current: Row) => Partial<Row> | Promise<Partial<Row>>
-  /** Rules on the merged state, checked before it is written. */
-  check?: (updated: Row) => void
+  /** Rules on the merged state, checked before it is written (they may read other rows). */
+  check?: (updated: Row) => void | Promise<void>
   /** The event of the update, with `previous_attributes`. */
   event?: EventType
   /** What else the update does once written: more events, revisions, stopping deliveries. */
@@ -149,7 +149,7 @@ export async function updateResource<Row extends ResourceRow, Api extends ApiObj
   const changes = await steps.changes(current)
   if (Object.keys(changes).length === 0) return store.toApi(current)
   const updated: Row = { ...current, ...changes, updated_at: Date.now() }
-  steps.check?.(updated)
+  await steps.check?.(updated)
   await refusingDuplicates(store, updated, () =>
     store.write(trx, id, { ...changes, updated_at: updated.updated_at }),
   )

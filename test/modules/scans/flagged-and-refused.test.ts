@@ -100,7 +100,7 @@ describe('scans over HTTP', () => {
       expect(back).toMatchObject({ result: 'checked_out', session_id: before.id })
     })
 
-    it('a check-out not after the check-in: invalid_time_range, the session stays open', async () => {
+    it("a scan before the open session's check-in: out_of_order (decisions: late scans), the session stays open", async () => {
       const w = await world()
       const alice = await w.operator()
       const checkIn = await scan(w.api, { device_id: w.gateA.code, operator_id: alice.id, time: at('10:00') })
@@ -114,7 +114,7 @@ describe('scans over HTTP', () => {
           time: at('09:00'),
           direction,
         })
-        expect(s).toMatchObject({ result: 'flagged', flag_reason: 'invalid_time_range', session_id: null })
+        expect(s).toMatchObject({ result: 'flagged', flag_reason: 'out_of_order', session_id: null })
       }
       expect(await session(w.api, before.id)).toEqual(before)
       expect((await eventsOf(t, w.accountId, undefined, mark)).map((e) => e.type)).toEqual([

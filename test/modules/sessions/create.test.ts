@@ -9,7 +9,7 @@ import {
   uniq,
 } from '../../helpers/assertions.js'
 import { eventsOf } from '../../helpers/fixtures.js'
-import { CREATED, expectSessionShape, sessionHelpers } from './helpers.js'
+import { CREATED, expectSessionShape, onDay, sessionHelpers } from './helpers.js'
 
 describe('sessions over HTTP', () => {
   let t: TestApp
@@ -88,7 +88,7 @@ describe('sessions over HTTP', () => {
         notes: null,
         total_hours: 8,
       })
-      const both = await createSession(w, { operator_id: w.operator.id, operator_ident: 'W-1' })
+      const both = await createSession(w, { operator_id: w.operator.id, operator_ident: 'W-1', ...onDay(3) })
       expect(both.operator_id).toBe(w.operator.id)
       expect(await newEventTypes(w)).toEqual([...CREATED, ...CREATED])
     })
@@ -99,12 +99,12 @@ describe('sessions over HTTP', () => {
       const bare = await created(w.api.post<Device>('/v1/devices', { code: 'BARE' }))
 
       expect((await createSession(w)).location_id).toBe(w.location.id)
-      expect((await createSession(w, { location_name: 'Annex' })).location_id).toBe(other.id)
-      expect((await createSession(w, { location_id: other.id })).location_id).toBe(other.id)
-      expect((await createSession(w, { device_id: 'BARE' })).location_id).toBeNull()
-      expect((await createSession(w, { device_id: 'BARE', location_name: 'HQ' })).location_id).toBe(
-        w.location.id,
-      )
+      expect((await createSession(w, { location_name: 'Annex', ...onDay(3) })).location_id).toBe(other.id)
+      expect((await createSession(w, { location_id: other.id, ...onDay(4) })).location_id).toBe(other.id)
+      expect((await createSession(w, { device_id: 'BARE', ...onDay(5) })).location_id).toBeNull()
+      expect(
+        (await createSession(w, { device_id: 'BARE', location_name: 'HQ', ...onDay(6) })).location_id,
+      ).toBe(w.location.id)
       expect(bare.location_id).toBeNull()
       expect(await newEventTypes(w)).toEqual([
         'location.created',

@@ -50,6 +50,15 @@ export const SETUP_EVENTS = ['location.created', 'device.created', 'operator.cre
 export const CREATED = ['session.completed', 'session.flagged']
 export const EDITED = ['session.updated', 'session.flagged']
 
+/**
+ * The times of `bodyFor` moved to another day of March 2026 (day 2 is `bodyFor`'s own), for tests
+ * that create several sessions of one operator: they must not overlap.
+ */
+export function onDay(day: number): Body {
+  const date = `2026-03-${String(day).padStart(2, '0')}`
+  return { check_in: { time: `${date}T08:00:00Z` }, check_out: { time: `${date}T16:00:00Z` } }
+}
+
 export function expectSessionShape(session: Session) {
   expect(Object.keys(session).sort()).toEqual(SESSION_KEYS)
   expect(session.object).toBe('session')

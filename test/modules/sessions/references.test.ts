@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../../helpers/app.js'
 import { type Device, expectError, type Location, type Operator } from '../../helpers/assertions.js'
-import { CREATED, sessionHelpers, type World } from './helpers.js'
+import { CREATED, onDay, sessionHelpers, type World } from './helpers.js'
 
 describe('sessions over HTTP', () => {
   let t: TestApp
@@ -75,7 +75,7 @@ describe('sessions over HTTP', () => {
 
       const picked = await createSession(w, { location_id: twin.id })
       expect(picked.location_id).toBe(twin.id)
-      const both = await createSession(w, { location_id: w.location.id, location_name: 'HQ' })
+      const both = await createSession(w, { location_id: w.location.id, location_name: 'HQ', ...onDay(3) })
       expect(both.location_id).toBe(w.location.id)
       expect(await newEventTypes(w)).toEqual(['location.created', ...CREATED, ...CREATED])
     })

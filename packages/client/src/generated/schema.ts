@@ -1225,7 +1225,7 @@ export interface paths {
             direction?: 'auto' | 'in' | 'out'
             operator_id?: string
             operator_ident?: string
-            /** @description ISO-8601 with a zone; default now. */
+            /** @description ISO-8601 with a zone; default now. At most 5 minutes after the server's clock (422 `time_in_future`: a device clock far ahead would open a session that blocks every real scan). A time before the record has moved on (earlier than the open session's check-in, inside a completed session) is flagged `out_of_order`: a device that was offline must not make overlapping sessions. */
             time?: string
           }
         }
@@ -1243,6 +1243,149 @@ export interface paths {
           }
           content: {
             'application/json': components['schemas']['Scan']
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        409: components['responses']['Conflict']
+        413: components['responses']['PayloadTooLarge']
+        415: components['responses']['UnsupportedMediaType']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/scans/batch': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /** Record scans a device synced at once, in time order; each is applied as POST /v1/scans */
+    post: {
+      parameters: {
+        query?: never
+        header?: {
+          /** @description Makes the request safe to retry: the same key with the same request within 24 hours replays the first answer. 1 to 255 characters (otherwise 422, param `Idempotency-Key`). */
+          'Idempotency-Key'?: components['parameters']['IdempotencyKey']
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description 1 to 500 scans, each as `POST /v1/scans` takes it; applied in `time` order. */
+            scans: {
+              /** @description The device's code. */
+              device_id: string
+              direction?: 'auto' | 'in' | 'out'
+              operator_id?: string
+              operator_ident?: string
+              /** @description ISO-8601 with a zone; default now. At most 5 minutes after the server's clock (422 `time_in_future`: a device clock far ahead would open a session that blocks every real scan). A time before the record has moved on (earlier than the open session's check-in, inside a completed session) is flagged `out_of_order`: a device that was offline must not make overlapping sessions. */
+              time?: string
+            }[]
+          }
+        }
+      }
+      responses: {
+        /** @description What each scan of the batch did, in input order. */
+        200: {
+          headers: {
+            'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description One entry per scan sent, in the order sent: the scan recorded, or the `error` of the envelope `POST /v1/scans` would have answered with. */
+              data: (
+                | components['schemas']['Scan']
+                | {
+                    /**
+                     * @description Machine-readable code, when applicable.
+                     * @enum {string}
+                     */
+                    code?:
+                      | 'invalid_json'
+                      | 'invalid_body'
+                      | 'invalid_cursor'
+                      | 'malformed_url'
+                      | 'malformed_request'
+                      | 'request_timeout'
+                      | 'expectation_failed'
+                      | 'headers_too_large'
+                      | 'method_not_allowed'
+                      | 'body_too_large'
+                      | 'unsupported_media_type'
+                      | 'missing_scope'
+                      | 'route_not_found'
+                      | 'resource_missing'
+                      | 'duplicate_ident'
+                      | 'duplicate_device_code'
+                      | 'open_session_exists'
+                      | 'overlapping_session'
+                      | 'endpoint_disabled'
+                      | 'session_open'
+                      | 'period_closed'
+                      | 'pending_reviews'
+                      | 'overlapping_period'
+                      | 'idempotency_key_reuse'
+                      | 'idempotency_key_in_use'
+                      | 'missing_param'
+                      | 'unknown_param'
+                      | 'invalid_type'
+                      | 'invalid_value'
+                      | 'invalid_timestamp'
+                      | 'invalid_time_range'
+                      | 'time_in_future'
+                      | 'break_exceeds_duration'
+                      | 'conflicting_params'
+                      | 'invalid_date_range'
+                      | 'cross_mode_reference'
+                      | 'unknown_operator'
+                      | 'unknown_device'
+                      | 'unknown_location'
+                      | 'ambiguous_location'
+                      | 'invalid_timezone'
+                      | 'invalid_event_type'
+                      | 'invalid_url'
+                      | 'rate_limited'
+                    message: string
+                    /** @description The offending parameter, when applicable. */
+                    param?: string
+                    /** @description Prefix `req_`; equals the X-Request-Id response header. */
+                    request_id: string
+                    type:
+                      | 'bad_request'
+                      | 'authentication_error'
+                      | 'insufficient_scope'
+                      | 'not_found'
+                      | 'conflict'
+                      | 'validation_error'
+                      | 'rate_limited'
+                      | 'api_error'
+                  }
+              )[]
+              /** @enum {boolean} */
+              has_more: false
+              next_cursor: null
+              /** @enum {string} */
+              object: 'list'
+            }
           }
         }
         400: components['responses']['BadRequest']
@@ -1396,11 +1539,11 @@ export interface paths {
             /** @description Minutes of break. */
             break_minutes?: number
             check_in: {
-              /** @description ISO-8601 with a zone designator (Z or ±hh:mm). */
+              /** @description ISO-8601 with a zone designator (Z or ±hh:mm). At most 5 minutes after the server's clock (422 `time_in_future`: attendance is recorded after it happens) and not before 1970 (422 `invalid_time_range`). */
               time: string
             }
             check_out: {
-              /** @description ISO-8601 with a zone designator (Z or ±hh:mm). */
+              /** @description ISO-8601 with a zone designator (Z or ±hh:mm). At most 5 minutes after the server's clock (422 `time_in_future`: attendance is recorded after it happens) and not before 1970 (422 `invalid_time_range`). */
               time: string
             }
             /** @description The device's code. */
@@ -1547,11 +1690,11 @@ export interface paths {
             /** @description Minutes of break. */
             break_minutes?: number
             check_in?: {
-              /** @description ISO-8601 with a zone designator (Z or ±hh:mm). */
+              /** @description ISO-8601 with a zone designator (Z or ±hh:mm). At most 5 minutes after the server's clock (422 `time_in_future`: attendance is recorded after it happens) and not before 1970 (422 `invalid_time_range`). */
               time: string
             }
             check_out?: {
-              /** @description ISO-8601 with a zone designator (Z or ±hh:mm). */
+              /** @description ISO-8601 with a zone designator (Z or ±hh:mm). At most 5 minutes after the server's clock (422 `time_in_future`: attendance is recorded after it happens) and not before 1970 (422 `invalid_time_range`). */
               time: string
             }
             /** @description The device's code. */
@@ -3982,6 +4125,7 @@ export interface components {
           | 'duplicate_ident'
           | 'duplicate_device_code'
           | 'open_session_exists'
+          | 'overlapping_session'
           | 'endpoint_disabled'
           | 'session_open'
           | 'period_closed'
@@ -3995,6 +4139,7 @@ export interface components {
           | 'invalid_value'
           | 'invalid_timestamp'
           | 'invalid_time_range'
+          | 'time_in_future'
           | 'break_exceeds_duration'
           | 'conflicting_params'
           | 'invalid_date_range'
@@ -4129,7 +4274,19 @@ export interface components {
       /** @description The device's code. */
       device_id: string
       direction: 'auto' | 'in' | 'out'
-      flag_reason: string | null
+      /** @description Why a `flagged` scan changed nothing; null otherwise. */
+      flag_reason:
+        | (
+            | 'duplicate_scan'
+            | 'inactive_operator'
+            | 'no_open_session'
+            | 'already_checked_in'
+            | 'invalid_time_range'
+            | 'max_shift_exceeded'
+            | 'period_closed'
+            | 'out_of_order'
+          )
+        | null
       /** @description Prefix `scn_`. */
       id: string
       livemode: boolean
@@ -4146,7 +4303,7 @@ export interface components {
        */
       time: string
     }
-    /** @description An attendance record: a check-in and check-out of an operator at a device. */
+    /** @description An attendance record: a check-in and check-out of an operator at a device. Sessions of one operator never overlap (409 `overlapping_session`: an operator is in one place at a time; an open session extends to now), and a session entered through the API lasts at most 72 hours. */
     Session: {
       break_minutes: number
       check_in: {
@@ -4156,7 +4313,7 @@ export interface components {
          */
         time: string
       }
-      /** @description null while a scanned session is open. */
+      /** @description null while a scanned session is open, and after an open session older than 16 hours was closed (`max_shift_exceeded`) by the next scan or by the service itself within a minute: nobody knows when the operator left, so no time is invented. */
       check_out: {
         /**
          * Format: date-time
@@ -4213,7 +4370,7 @@ export interface components {
       created: string
       /** @description Prefix `rev_`. */
       id: string
-      /** @description The API key that made the change. */
+      /** @description The API key that made the change; `service` when the service closed a forgotten check-out. */
       key_id: string
       livemode: boolean
       /** @enum {string} */
@@ -4361,7 +4518,7 @@ export interface components {
         'application/json': components['schemas']['ErrorEnvelope']
       }
     }
-    /** @description A uniqueness conflict, a disabled webhook endpoint, or an Idempotency-Key reused with another request or still in flight. Codes: `duplicate_ident`, `duplicate_device_code`, `open_session_exists`, `endpoint_disabled`, `session_open`, `period_closed`, `pending_reviews`, `overlapping_period`, `idempotency_key_reuse`, `idempotency_key_in_use`. */
+    /** @description A uniqueness conflict, a session overlapping another of its operator, a disabled webhook endpoint, or an Idempotency-Key reused with another request or still in flight. Codes: `duplicate_ident`, `duplicate_device_code`, `open_session_exists`, `overlapping_session`, `endpoint_disabled`, `session_open`, `period_closed`, `pending_reviews`, `overlapping_period`, `idempotency_key_reuse`, `idempotency_key_in_use`. */
     Conflict: {
       headers: {
         'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
@@ -4482,7 +4639,7 @@ export interface components {
         'application/json': components['schemas']['ErrorEnvelope']
       }
     }
-    /** @description A parameter failed validation (`validation_error`; `code` and `param` say which and why), including a reference that does not resolve. Codes: `missing_param`, `unknown_param`, `invalid_type`, `invalid_value`, `invalid_timestamp`, `invalid_time_range`, `break_exceeds_duration`, `conflicting_params`, `invalid_date_range`, `cross_mode_reference`, `unknown_operator`, `unknown_device`, `unknown_location`, `ambiguous_location`, `invalid_timezone`, `invalid_event_type`, `invalid_url`. */
+    /** @description A parameter failed validation (`validation_error`; `code` and `param` say which and why), including a reference that does not resolve. Codes: `missing_param`, `unknown_param`, `invalid_type`, `invalid_value`, `invalid_timestamp`, `invalid_time_range`, `time_in_future`, `break_exceeds_duration`, `conflicting_params`, `invalid_date_range`, `cross_mode_reference`, `unknown_operator`, `unknown_device`, `unknown_location`, `ambiguous_location`, `invalid_timezone`, `invalid_event_type`, `invalid_url`. */
     ValidationError: {
       headers: {
         'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
