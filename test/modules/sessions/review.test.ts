@@ -151,6 +151,24 @@ describe('session review over HTTP', () => {
       expect(approved).toMatchObject({ review_status: 'approved', review_note: 'not a duplicate' })
     })
 
+    it('a rejected session leaves the record: its interval can be entered again, and then it cannot be approved back', async () => {
+      const w = await world(t)
+      const op = await w.operator()
+      const s = await w.session(op, '2026-11-02T08:00:00Z', '2026-11-02T16:00:00Z')
+      await ok(w.reject(s.id, 'wrong times'))
+      const corrected = await w.session(op, '2026-11-02T09:00:00Z', '2026-11-02T17:00:00Z')
+      expect(corrected.review_status).toBe('pending')
+      const refused = expectError(
+        await w.approve(s.id),
+        409,
+        'conflict',
+        'overlapping_session',
+        'check_in.time',
+      )
+      expect(refused.message).toContain(corrected.id)
+      expect((await ok(w.api.get<ReviewedSession>(`/v1/sessions/${s.id}`))).review_status).toBe('rejected')
+    })
+
     it('an edit of a reviewed session makes it pending again and clears the review', async () => {
       const w = await world(t)
       const s = await w.session(await w.operator(), '2026-11-02T08:00:00Z', '2026-11-02T16:00:00Z')
