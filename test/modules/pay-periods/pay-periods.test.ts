@@ -161,7 +161,7 @@ describe('pay periods over HTTP', () => {
       const b = await w.session(op, '2026-11-03T08:00:00Z', '2026-11-03T16:00:00Z')
       const open = await w.scan(await w.operator(), '2026-11-04T08:00:00Z')
       // Outside the period: does not count.
-      await w.session(op, '2026-12-01T08:00:00Z', '2026-12-01T16:00:00Z')
+      await w.session(op, '2026-10-31T08:00:00Z', '2026-10-31T16:00:00Z')
 
       let error = expectError(await w.close(period.id), 409, 'conflict', 'pending_reviews')
       expect(error.message).toMatch(/2 session\(s\) await review.*1 session\(s\) are still open/)
@@ -203,7 +203,7 @@ describe('pay periods over HTTP', () => {
       const op = await w.operator()
       const period = await created(w.period('2026-11-01', '2026-11-30'))
       const inside = await w.session(op, '2026-11-02T08:00:00Z', '2026-11-02T16:00:00Z')
-      const outside = await w.session(op, '2026-12-02T08:00:00Z', '2026-12-02T16:00:00Z')
+      const outside = await w.session(op, '2026-10-02T08:00:00Z', '2026-10-02T16:00:00Z')
       await ok(w.approve(inside.id))
       await ok(w.close(period.id))
 

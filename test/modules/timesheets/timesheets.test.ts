@@ -71,7 +71,7 @@ describe('timesheets over HTTP', () => {
     // Deleted and out-of-range sessions count for nothing.
     const gone = await w.session(ann, '2026-11-03T08:00:00Z', '2026-11-03T09:00:00Z')
     await ok(w.root.delete(`/v1/sessions/${gone.id}`))
-    await w.session(ann, '2026-12-01T08:00:00Z', '2026-12-01T09:00:00Z')
+    await w.session(ann, '2026-10-31T08:00:00Z', '2026-10-31T09:00:00Z')
 
     const list = await ok(w.api.get<List<TimesheetEntry>>('/v1/timesheets?from=2026-11-01&to=2026-11-30'))
     expect(list).toMatchObject({ object: 'list', has_more: false, next_cursor: null })
@@ -167,7 +167,7 @@ describe('timesheets over HTTP', () => {
         async (sessions) => {
           day++
           const op = await w.operator()
-          const date = new Date(Date.UTC(2027, 0, 1) + day * 86_400_000).toISOString().slice(0, 10)
+          const date = new Date(Date.UTC(2025, 0, 1) + day * 86_400_000).toISOString().slice(0, 10)
           let start = Date.parse(`${date}T00:00:00Z`)
           let totalMs = 0n
           for (const { seconds, breakMinutes } of sessions) {
