@@ -1,19 +1,10 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import SQLite from 'better-sqlite3'
-import {
-  CompiledQuery,
-  type DatabaseConnection,
-  type Driver,
-  Kysely,
-  PostgresAdapter,
-  PostgresDialect,
-  SqliteDialect,
-  SqliteDriver,
-  type Transaction,
-} from 'kysely'
+import { Kysely, PostgresAdapter, PostgresDialect, type Transaction } from 'kysely'
 import pg from 'pg'
 import type { Database } from './schema.js'
+import { ServiceSqliteDialect } from './sqlite-driver.js'
 
 export type Dialect = 'sqlite' | 'postgres'
 export type Db = Kysely<Database>
@@ -35,7 +26,7 @@ export function openDatabase(url: string): DatabaseHandle {
   return { db: new Kysely<Database>({ dialect: postgresDialect(url) }), dialect: 'postgres' }
 }
 
-function sqliteDialect(url: string): SqliteDialect {
+function sqliteDialect(url: string): ServiceSqliteDialect {
   const file = url.slice('sqlite:'.length)
   if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true })
   const sqlite = new SQLite(file)
@@ -45,24 +36,17 @@ function sqliteDialect(url: string): SqliteDialect {
   sqlite.pragma('busy_timeout = 5000')
   sqlite.pragma('synchronous = NORMAL')
   sqlite.pragma('foreign_keys = ON')
-  return new ImmediateSqliteDialect({ database: sqlite })
-}
-
-/**
- * Every transaction of ours writes. `BEGIN IMMEDIATE` takes the write lock at the start, so a second
- * process (the CLI beside the server) waits its turn under busy_timeout instead of failing with
- * SQLITE_BUSY when its read snapshot would have to be upgraded to a write.
- */
-class ImmediateSqliteDialect extends SqliteDialect {
-  override createDriver(): Driver {
-    const driver = super.createDriver()
-    if (driver instanceof SqliteDriver) {
-      driver.beginTransaction = async (connection: DatabaseConnection) => {
-        await connection.executeQuery(CompiledQuery.raw('begin immediate'))
-      }
-    }
-    return driver
-  }
+  // After a checkpoint lets the WAL start over, a WAL file that grew larger than this is truncated.
+  sqlite.pragma('journal_size_limit = 67108864')
+  // Transactions are `BEGIN IMMEDIATE`, statements are prepared once, and checkpoints run in the
+  // background: see sqlite-driver.ts and checkpointer.ts.
+  return new ServiceSqliteDialect({
+    database: sqlite,
+    checkpoint:
+      file === ':memory:'
+        ? undefined
+        : { file, onError: (error) => process.emitWarning(`SQLite checkpoint: ${String(error)}`) },
+  })
 }
 
 function postgresDialect(url: string): PostgresDialect {
