@@ -14,10 +14,11 @@ import { Worker } from 'node:worker_threads'
  *    event loop goes on serving. PASSIVE never waits for a lock and never makes anyone wait; a
  *    writer appends to the WAL meanwhile.
  * 2. The WAL starts over from its beginning only when a write finds it entirely copied back, which
- *    rarely happens while writes keep coming during every background checkpoint. So when the WAL
- *    has grown past `restartPages`, the worker asks the main thread, which between two
- *    transactions of its own runs one more PASSIVE checkpoint: only the pages written since the
- *    worker's last pass are left to copy, so this is short, and the next write restarts the WAL.
+ *    rarely happens while writes keep coming during every background checkpoint. So once the WAL
+ *    has grown past `restartPages`, the worker checkpoints again at once until what its last pass
+ *    could not copy (the pages written meanwhile) is small, then asks the main thread, which runs
+ *    one more PASSIVE checkpoint between two transactions of its own: only that small tail is left
+ *    to copy (the cost is mostly its two fsyncs, a few ms), and the next write restarts the WAL.
  *
  * Durability is SQLite's with `synchronous = NORMAL`: a COMMIT has written its pages to the WAL
  * file (a process crash loses nothing acknowledged; the operating system holds the pages) and the
@@ -27,10 +28,12 @@ import { Worker } from 'node:worker_threads'
 export interface CheckpointerOptions {
   /** The database file (not `:memory:`). */
   file: string
-  /** How often the worker checkpoints; default 200 ms. */
+  /** How often the worker checkpoints; default 100 ms. */
   intervalMs?: number
   /** WAL size (pages) past which the main thread finishes a checkpoint so the WAL restarts. */
   restartPages?: number
+  /** What the worker's last pass may have left for the main thread to copy (pages); default 256. */
+  tailPages?: number
   /** Runs the main thread's checkpoint between two transactions (the driver's connection lock). */
   finishOnMainThread: () => Promise<void>
   /** Reports a failure (the checkpointer keeps going). */
@@ -47,8 +50,12 @@ export interface CheckpointStats {
   checkpointedPages: number
 }
 
-export const DEFAULT_CHECKPOINT_INTERVAL_MS = 200
-export const DEFAULT_RESTART_PAGES = 4096
+export const DEFAULT_CHECKPOINT_INTERVAL_MS = 100
+/** 64 MB of 4 KB pages. Reads search only the WAL's pages not yet copied back, so size is cheap. */
+export const DEFAULT_RESTART_PAGES = 16384
+export const DEFAULT_TAIL_PAGES = 256
+/** A worker pass that keeps failing to get the tail small asks the main thread after this many. */
+const MAX_TAIL_ATTEMPTS = 20
 
 /** The worker's code: CommonJS evaluated as a string, so it runs the same under tsx, Vitest and dist/. */
 const WORKER_SOURCE = `
@@ -59,15 +66,25 @@ const db = new SQLite(workerData.file, { fileMustExist: true })
 db.pragma('busy_timeout = 1000')
 const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)')
 let stopped = false
+let attempts = 0
 const pass = () => {
   if (stopped) return
+  let next = workerData.intervalMs
   try {
     const row = checkpoint.get()
-    parentPort.postMessage({ kind: 'pass', busy: row.busy, log: row.log, checkpointed: row.checkpointed })
+    let finish = false
+    if (row.log >= workerData.restartPages) {
+      // Again at once until the pages written during the pass are few, then the main thread.
+      if (row.log - row.checkpointed <= workerData.tailPages || ++attempts >= workerData.maxAttempts) {
+        finish = true
+        attempts = 0
+      } else next = 0
+    }
+    parentPort.postMessage({ kind: 'pass', log: row.log, checkpointed: row.checkpointed, finish })
   } catch (error) {
     parentPort.postMessage({ kind: 'error', message: String(error && error.message || error) })
   }
-  timer = setTimeout(pass, workerData.intervalMs)
+  timer = setTimeout(pass, next)
 }
 let timer = setTimeout(pass, workerData.intervalMs)
 parentPort.on('message', (message) => {
@@ -81,24 +98,25 @@ parentPort.on('message', (message) => {
 `
 
 type WorkerMessage =
-  | { kind: 'pass'; busy: number; log: number; checkpointed: number }
+  | { kind: 'pass'; log: number; checkpointed: number; finish: boolean }
   | { kind: 'error'; message: string }
 
 export class Checkpointer {
   readonly stats: CheckpointStats = { passes: 0, finishes: 0, walPages: 0, checkpointedPages: 0 }
   private readonly worker: Worker
-  private readonly restartPages: number
   private finishing: Promise<void> | undefined
   private readonly exited: Promise<void>
 
   constructor(private readonly options: CheckpointerOptions) {
-    this.restartPages = options.restartPages ?? DEFAULT_RESTART_PAGES
     this.worker = new Worker(WORKER_SOURCE, {
       eval: true,
       workerData: {
         file: options.file,
         driver: createRequire(import.meta.url).resolve('better-sqlite3'),
         intervalMs: options.intervalMs ?? DEFAULT_CHECKPOINT_INTERVAL_MS,
+        restartPages: options.restartPages ?? DEFAULT_RESTART_PAGES,
+        tailPages: options.tailPages ?? DEFAULT_TAIL_PAGES,
+        maxAttempts: MAX_TAIL_ATTEMPTS,
       },
     })
     // The thread must not keep a process alive that has nothing else to do (a CLI command).
@@ -116,7 +134,7 @@ export class Checkpointer {
     this.stats.passes++
     this.stats.walPages = message.log
     this.stats.checkpointedPages = message.checkpointed
-    if (message.log >= this.restartPages && this.finishing === undefined) {
+    if (message.finish && this.finishing === undefined) {
       this.finishing = this.options
         .finishOnMainThread()
         .then(

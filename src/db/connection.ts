@@ -37,7 +37,7 @@ function sqliteDialect(url: string): ServiceSqliteDialect {
   sqlite.pragma('synchronous = NORMAL')
   sqlite.pragma('foreign_keys = ON')
   // After a checkpoint lets the WAL start over, a WAL file that grew larger than this is truncated.
-  sqlite.pragma('journal_size_limit = 67108864')
+  sqlite.pragma('journal_size_limit = 134217728')
   // Transactions are `BEGIN IMMEDIATE`, statements are prepared once, and checkpoints run in the
   // background: see sqlite-driver.ts and checkpointer.ts.
   return new ServiceSqliteDialect({
