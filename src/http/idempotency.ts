@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, type ErrorBody, errors } from '../core/errors.js'
+import { compiled } from '../db/compiled.js'
 import { type Db, type Executor, supportsRowLocks, type Trx } from '../db/connection.js'
+import type { Flag } from '../db/schema.js'
 import { canonicalJson } from '../lib/json.js'
 import { requireAuth } from './auth.js'
 
@@ -12,9 +14,9 @@ const MAX_KEY_LENGTH = 255
 
 type Claim = { kind: 'claimed'; token: number } | { kind: 'replay'; status: number; body: string }
 
-interface KeyScope {
+type KeyScope = {
   accountId: string
-  livemode: 0 | 1
+  livemode: Flag
   key: string
 }
 
@@ -143,28 +145,10 @@ export class CreateRunner {
     // our insert and our read.
     for (let round = 0; round < 5; round++) {
       const now = Date.now()
-      const inserted = await db
-        .insertInto('idempotency_keys')
-        .values({
-          account_id: scope.accountId,
-          livemode: scope.livemode,
-          key: scope.key,
-          fingerprint: print,
-          status: 'in_flight',
-          response_status: null,
-          response_body: null,
-          created_at: now,
-          locked_at: now,
-        })
-        .onConflict((oc) => oc.columns(['account_id', 'livemode', 'key']).doNothing())
-        .executeTakeFirst()
-      if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1) return { kind: 'claimed', token: now }
+      const inserted = await insertClaim.run(db, { ...scope, fingerprint: print, now })
+      if (inserted.numAffectedRows === 1n) return { kind: 'claimed', token: now }
 
-      const row = await db
-        .selectFrom('idempotency_keys')
-        .selectAll()
-        .where((eb) => eb.and(keyMatch(scope)))
-        .executeTakeFirst()
+      const row = await selectKey.first(db, scope)
       if (!row) continue
       if (row.created_at <= now - IDEMPOTENCY_RETENTION_MS) {
         await db
@@ -193,14 +177,8 @@ export class CreateRunner {
 
   /** Stores the response; fails (rolling back the create) if our claim was taken over meanwhile. */
   private async complete(db: Executor, scope: KeyScope, token: number, status: number, body: string) {
-    const result = await db
-      .updateTable('idempotency_keys')
-      .set({ status: 'done', response_status: status, response_body: body })
-      .where((eb) => eb.and(keyMatch(scope)))
-      .where('status', '=', 'in_flight')
-      .where('locked_at', '=', token)
-      .executeTakeFirst()
-    if (result.numUpdatedRows !== 1n) throw errors.idempotencyKeyInUse()
+    const result = await completeClaim.run(db, { ...scope, token, status, body })
+    if (result.numAffectedRows !== 1n) throw errors.idempotencyKeyInUse()
   }
 
   private async release(scope: KeyScope, token: number) {
@@ -217,6 +195,43 @@ export class CreateRunner {
 function isStoredRefusal(error: unknown): error is ApiError {
   return error instanceof ApiError && error.status < 500 && error.type !== 'validation_error'
 }
+
+// The statements of every keyed create, compiled once (db/compiled.ts).
+const insertClaim = compiled(
+  (db, p: { accountId: string; livemode: Flag; key: string; fingerprint: string; now: number }) =>
+    db
+      .insertInto('idempotency_keys')
+      .values({
+        account_id: p.accountId,
+        livemode: p.livemode,
+        key: p.key,
+        fingerprint: p.fingerprint,
+        status: 'in_flight',
+        response_status: null,
+        response_body: null,
+        created_at: p.now,
+        locked_at: p.now,
+      })
+      .onConflict((oc) => oc.columns(['account_id', 'livemode', 'key']).doNothing()),
+)
+const selectKey = compiled((db, p: KeyScope) =>
+  db
+    .selectFrom('idempotency_keys')
+    .selectAll()
+    .where('account_id', '=', p.accountId)
+    .where('livemode', '=', p.livemode)
+    .where('key', '=', p.key),
+)
+const completeClaim = compiled((db, p: KeyScope & { token: number; status: number; body: string }) =>
+  db
+    .updateTable('idempotency_keys')
+    .set({ status: 'done', response_status: p.status, response_body: p.body })
+    .where('account_id', '=', p.accountId)
+    .where('livemode', '=', p.livemode)
+    .where('key', '=', p.key)
+    .where('status', '=', 'in_flight')
+    .where('locked_at', '=', p.token),
+)
 
 function keyMatch(scope: KeyScope) {
   return { account_id: scope.accountId, livemode: scope.livemode, key: scope.key }

@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely'
 import type { AuthContext } from '../../core/identity.js'
+import { compiled } from '../../db/compiled.js'
 import type { Executor, Trx } from '../../db/connection.js'
 import { supportsRowLocks } from '../../db/connection.js'
 import type { SessionRevisionsTable, SessionsTable } from '../../db/schema.js'
@@ -65,6 +66,10 @@ export function toRevision(row: RevisionRow): SessionRevision {
   }
 }
 
+function scopeOf(auth: AuthContext) {
+  return { accountId: auth.accountId, livemode: auth.livemode ? (1 as const) : (0 as const) }
+}
+
 /** Sessions the API shows: owned by the caller and not deleted. */
 function visible(db: Executor, auth: AuthContext) {
   return db
@@ -107,6 +112,31 @@ export interface SessionFilters {
   checkInTo?: number
 }
 
+/** The unfiltered list, the service's most common read: compiled once (db/compiled.ts). */
+const listPage = compiled((db, p: { accountId: string; livemode: 0 | 1; beforeId: string; take: number }) =>
+  db
+    .selectFrom('sessions')
+    .selectAll()
+    .where('account_id', '=', p.accountId)
+    .where('livemode', '=', p.livemode)
+    .where('deleted_at', 'is', null)
+    .where('id', '<', p.beforeId)
+    .orderBy('id', 'desc')
+    .limit(p.take),
+)
+/** Sorts after every id (a prefix, `_` and Crockford base32), so `id < AFTER_EVERY_ID` is all. */
+const AFTER_EVERY_ID = '~'
+
+/**
+ * No filter given. `f` may carry the whole list query (the page size and cursor are not filters);
+ * any other field set, known here or added later, takes the general query.
+ */
+function isUnfiltered(f: SessionFilters): boolean {
+  return Object.entries(f).every(
+    ([name, value]) => value === undefined || name === 'limit' || name === 'cursor',
+  )
+}
+
 export async function listSessionRows(
   db: Executor,
   auth: AuthContext,
@@ -114,6 +144,13 @@ export async function listSessionRows(
   beforeId: string | undefined,
   take: number,
 ) {
+  if (isUnfiltered(f)) {
+    return listPage.rows(db, {
+      ...scopeOf(auth),
+      beforeId: beforeId ?? AFTER_EVERY_ID,
+      take,
+    })
+  }
   return visible(db, auth)
     .$if(f.operator_id !== undefined, (q) => q.where('operator_id', '=', f.operator_id ?? ''))
     .$if(f.device_id !== undefined, (q) => q.where('device_code', '=', f.device_id ?? ''))
