@@ -88,6 +88,15 @@ export interface ServiceSqliteDialectConfig {
    * WAL; for a database file in WAL mode. The driver turns automatic checkpoints off.
    */
   checkpoint?: Omit<CheckpointerOptions, 'finishOnMainThread'>
+  /**
+   * Group commit: while other callers wait for the connection, a transaction's COMMIT is put off
+   * so that they join the same real transaction, each in a savepoint of its own, up to
+   * `maxTransactions` (default 1: every transaction commits alone). Each transaction still
+   * completes only after the COMMIT that makes it durable; one that fails is rolled back to its
+   * savepoint without touching the others; a statement outside a transaction first commits the
+   * group, so it never sees (or joins) uncommitted work.
+   */
+  groupCommit?: { maxTransactions: number }
 }
 
 export const DEFAULT_STATEMENT_CACHE_SIZE = 500
@@ -102,15 +111,40 @@ export class ServiceSqliteDialect extends SqliteDialect {
   }
 }
 
+/** The savepoint each transaction of a group runs in. */
+const MEMBER = 'group_commit_member'
+
+/** Transactions sharing one real transaction: their COMMIT, and what each waits for. */
+interface Group {
+  members: number
+  done: Promise<void>
+  resolve: () => void
+  reject: (error: unknown) => void
+}
+
+export interface GroupCommitStats {
+  /** Real COMMITs of groups, and the transactions they committed. */
+  commits: number
+  transactions: number
+}
+
 export class ServiceSqliteDriver implements Driver {
   private readonly mutex = new ConnectionMutex()
   private readonly connection: ServiceSqliteConnection
+  private readonly maxGroup: number
   private checkpointer: Checkpointer | undefined
+  /** The real transaction open on the connection, if any. */
+  private group: Group | undefined
+  readonly groupCommits: GroupCommitStats = { commits: 0, transactions: 0 }
 
   constructor(private readonly config: ServiceSqliteDialectConfig) {
     this.connection = new ServiceSqliteConnection(
       new StatementCache(config.database, config.statementCacheSize ?? DEFAULT_STATEMENT_CACHE_SIZE),
     )
+    this.maxGroup = config.groupCommit?.maxTransactions ?? 1
+    if (!Number.isInteger(this.maxGroup) || this.maxGroup < 1) {
+      throw new Error('groupCommit.maxTransactions must be a positive integer')
+    }
   }
 
   async init(): Promise<void> {
@@ -131,6 +165,7 @@ export class ServiceSqliteDriver implements Driver {
   async exclusive(fn: () => void): Promise<void> {
     await this.mutex.lock()
     try {
+      this.commitGroup()
       fn()
     } finally {
       this.mutex.unlock()
@@ -145,19 +180,85 @@ export class ServiceSqliteDriver implements Driver {
   async acquireConnection(): Promise<DatabaseConnection> {
     // SQLite has one connection: callers wait until the one before has released it.
     await this.mutex.lock()
-    return this.connection
+    return new Lease(this)
+  }
+
+  /** A statement of a lease; one outside a transaction never joins (or reads) an open group. */
+  run<R>(lease: Lease, query: CompiledQuery): QueryResult<R> {
+    if (lease.released) throw new Error('the SQLite connection was used after its release')
+    if (!lease.inTransaction) this.commitGroup()
+    return this.connection.execute<R>(query)
+  }
+
+  stream<R>(lease: Lease, query: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
+    if (lease.released) throw new Error('the SQLite connection was used after its release')
+    if (!lease.inTransaction) this.commitGroup()
+    return this.connection.streamQuery<R>(query)
   }
 
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin immediate'))
+    const lease = connection as Lease
+    if (this.maxGroup === 1) {
+      this.sql('begin immediate')
+      lease.inTransaction = true
+      return
+    }
+    if (!this.group) {
+      this.sql('begin immediate')
+      let resolve = () => {}
+      let reject: (error: unknown) => void = () => {}
+      const done = new Promise<void>((res, rej) => {
+        resolve = res
+        reject = rej
+      })
+      // Nobody may be waiting when the group fails as a whole; the members' commits report it.
+      done.catch(() => {})
+      this.group = { members: 0, done, resolve, reject }
+    }
+    this.sql(`savepoint ${MEMBER}`)
+    lease.inTransaction = true
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('commit'))
+    const lease = connection as Lease
+    if (this.maxGroup === 1) {
+      lease.inTransaction = false
+      this.sql('commit')
+      return
+    }
+    const group = this.group
+    if (!group || !lease.inTransaction) throw new Error('no transaction to commit')
+    this.sql(`release ${MEMBER}`)
+    lease.inTransaction = false
+    group.members++
+    if (group.members >= this.maxGroup || !this.mutex.hasWaiters()) {
+      this.commitGroup()
+      return
+    }
+    // Others wait for the connection: let them join this transaction, and answer only once it has
+    // committed. The connection is handed on now; Kysely's release of this lease changes nothing.
+    lease.released = true
+    this.mutex.unlock()
+    await group.done
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('rollback'))
+    const lease = connection as Lease
+    // Not in a transaction any more: its group's COMMIT failed, and the group is rolled back.
+    if (!lease.inTransaction || lease.released) {
+      // A COMMIT that failed may have left the transaction open.
+      if (this.maxGroup === 1 && this.config.database.inTransaction) this.sql('rollback')
+      return
+    }
+    if (this.maxGroup === 1) {
+      lease.inTransaction = false
+      this.sql('rollback')
+      return
+    }
+    // Only this transaction's work is undone; the group's other members keep theirs.
+    this.sql(`rollback to ${MEMBER}`)
+    this.sql(`release ${MEMBER}`)
+    lease.inTransaction = false
   }
 
   async savepoint(connection: DatabaseConnection, name: string, _compile: QueryCompiler['compileQuery']) {
@@ -180,7 +281,18 @@ export class ServiceSqliteDriver implements Driver {
     await connection.executeQuery(CompiledQuery.raw(`release ${quoteName(name)}`))
   }
 
-  async releaseConnection(): Promise<void> {
+  async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    const lease = connection as Lease
+    if (lease.released) return
+    lease.released = true
+    // The last holder in line commits what the group holds (the members wait for it).
+    if (!this.mutex.hasWaiters()) {
+      try {
+        this.commitGroup()
+      } catch {
+        // Reported to the group's members, whose commits fail with it.
+      }
+    }
     this.mutex.unlock()
   }
 
@@ -188,8 +300,35 @@ export class ServiceSqliteDriver implements Driver {
     // The checkpointer's connection first: the last connection to close checkpoints the WAL into
     // the database file and removes it.
     await this.checkpointer?.stop()
+    try {
+      this.commitGroup()
+    } catch {
+      // Reported to the group's members.
+    }
     this.connection.statements.clear()
     this.config.database.close()
+  }
+
+  /** COMMITs the open group, if any; its members' commits resolve, or fail with the error. */
+  private commitGroup(): void {
+    const group = this.group
+    if (!group) return
+    this.group = undefined
+    try {
+      this.sql('commit')
+    } catch (error) {
+      // A failed COMMIT can leave the transaction open: end it, so the connection is clean.
+      if (this.config.database.inTransaction) this.sql('rollback')
+      group.reject(error)
+      throw error
+    }
+    this.groupCommits.commits++
+    this.groupCommits.transactions += group.members
+    group.resolve()
+  }
+
+  private sql(text: string): void {
+    this.connection.execute(CompiledQuery.raw(text))
   }
 
   /** For tests: the statement cache of the one connection. */
@@ -198,23 +337,40 @@ export class ServiceSqliteDriver implements Driver {
   }
 }
 
+/** One acquisition of the connection: what Kysely holds between acquiring and releasing it. */
+class Lease implements DatabaseConnection {
+  inTransaction = false
+  released = false
+
+  constructor(private readonly driver: ServiceSqliteDriver) {}
+
+  executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
+    try {
+      return Promise.resolve(this.driver.run<R>(this, compiledQuery))
+    } catch (error) {
+      return Promise.reject(error)
+    }
+  }
+
+  streamQuery<R>(compiledQuery: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
+    return this.driver.stream<R>(this, compiledQuery)
+  }
+}
+
 function quoteName(name: string): string {
   return `"${name.replaceAll('"', '""')}"`
 }
 
-class ServiceSqliteConnection implements DatabaseConnection {
+/** The one better-sqlite3 connection, with its prepared statements. */
+class ServiceSqliteConnection {
   constructor(readonly statements: StatementCache) {}
 
-  executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
+  execute<R>(compiledQuery: CompiledQuery): QueryResult<R> {
     const statement = this.statements.get(compiledQuery.sql)
     const parameters = compiledQuery.parameters as unknown[]
-    if (statement.reader) return Promise.resolve({ rows: statement.all(parameters) as R[] })
+    if (statement.reader) return { rows: statement.all(parameters) as R[] }
     const { changes, lastInsertRowid } = statement.run(parameters)
-    return Promise.resolve({
-      numAffectedRows: BigInt(changes),
-      insertId: BigInt(lastInsertRowid),
-      rows: [],
-    })
+    return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] }
   }
 
   async *streamQuery<R>(compiledQuery: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
@@ -230,21 +386,26 @@ class ServiceSqliteConnection implements DatabaseConnection {
   }
 }
 
+/** A lock handed to waiters in turn (first come, first served), which knows whether anyone waits. */
 class ConnectionMutex {
-  private promise: Promise<void> | undefined
-  private resolve: (() => void) | undefined
+  private locked = false
+  private readonly waiters: Array<() => void> = []
 
-  async lock(): Promise<void> {
-    while (this.promise) await this.promise
-    this.promise = new Promise((resolve) => {
-      this.resolve = resolve
-    })
+  lock(): Promise<void> {
+    if (!this.locked) {
+      this.locked = true
+      return Promise.resolve()
+    }
+    return new Promise((resolve) => this.waiters.push(resolve))
   }
 
   unlock(): void {
-    const resolve = this.resolve
-    this.promise = undefined
-    this.resolve = undefined
-    resolve?.()
+    const next = this.waiters.shift()
+    if (next) next()
+    else this.locked = false
+  }
+
+  hasWaiters(): boolean {
+    return this.waiters.length > 0
   }
 }
