@@ -89,9 +89,9 @@ export interface ServiceSqliteDialectConfig {
    */
   checkpoint?: Omit<CheckpointerOptions, 'finishOnMainThread'>
   /**
-   * Group commit: while other callers wait for the connection, a transaction's COMMIT is put off
-   * so that they join the same real transaction, each in a savepoint of its own, up to
-   * `maxTransactions` (default 1: every transaction commits alone). Each transaction still
+   * Group commit: a transaction's COMMIT is put off to the event loop's next turn, so that the
+   * transactions of the requests that arrived meanwhile join the same real transaction, each in a
+   * savepoint of its own, up to `maxTransactions` (default 1: every transaction commits alone). Each transaction still
    * completes only after the COMMIT that makes it durable; one that fails is rolled back to its
    * savepoint without touching the others; a statement outside a transaction first commits the
    * group, so it never sees (or joins) uncommitted work.
@@ -135,6 +135,7 @@ export class ServiceSqliteDriver implements Driver {
   private checkpointer: Checkpointer | undefined
   /** The real transaction open on the connection, if any. */
   private group: Group | undefined
+  private commitScheduled = false
   readonly groupCommits: GroupCommitStats = { commits: 0, transactions: 0 }
 
   constructor(private readonly config: ServiceSqliteDialectConfig) {
@@ -231,14 +232,17 @@ export class ServiceSqliteDriver implements Driver {
     this.sql(`release ${MEMBER}`)
     lease.inTransaction = false
     group.members++
-    if (group.members >= this.maxGroup || !this.mutex.hasWaiters()) {
+    if (group.members >= this.maxGroup) {
       this.commitGroup()
       return
     }
-    // Others wait for the connection: let them join this transaction, and answer only once it has
-    // committed. The connection is handed on now; Kysely's release of this lease changes nothing.
+    // The COMMIT waits for the event loop's next turn, so that the requests whose data has arrived
+    // meanwhile run their transactions in this one (a transaction here runs without yielding to
+    // other requests: its statements are synchronous). This one is answered only once that COMMIT
+    // is done. The connection is handed on now; Kysely's release of this lease changes nothing.
     lease.released = true
     this.mutex.unlock()
+    this.scheduleGroupCommit()
     await group.done
   }
 
@@ -285,14 +289,8 @@ export class ServiceSqliteDriver implements Driver {
     const lease = connection as Lease
     if (lease.released) return
     lease.released = true
-    // The last holder in line commits what the group holds (the members wait for it).
-    if (!this.mutex.hasWaiters()) {
-      try {
-        this.commitGroup()
-      } catch {
-        // Reported to the group's members, whose commits fail with it.
-      }
-    }
+    // A group left open (by a transaction rolled back alone) is committed in its turn.
+    if (this.group) this.scheduleGroupCommit()
     this.mutex.unlock()
   }
 
@@ -307,6 +305,18 @@ export class ServiceSqliteDriver implements Driver {
     }
     this.connection.statements.clear()
     this.config.database.close()
+  }
+
+  /** COMMITs the open group on the event loop's next turn, after whoever holds the connection. */
+  private scheduleGroupCommit(): void {
+    if (this.commitScheduled) return
+    this.commitScheduled = true
+    setImmediate(() => {
+      this.commitScheduled = false
+      this.exclusive(() => {}).catch(() => {
+        // Reported to the group's members, whose commits fail with it.
+      })
+    })
   }
 
   /** COMMITs the open group, if any; its members' commits resolve, or fail with the error. */
