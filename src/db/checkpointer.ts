@@ -151,8 +151,13 @@ export class Checkpointer {
 
   /** Stops the thread and closes its connection; waits for a checkpoint the main thread is running. */
   async stop(): Promise<void> {
+    // Referenced again while it stops: otherwise a process with nothing else to do (a CLI command
+    // closing its database) would end in the middle of this, skipping what its caller does next.
+    this.worker.ref()
     this.worker.postMessage('stop')
-    await Promise.race([this.exited, new Promise((resolve) => setTimeout(resolve, 5000).unref())])
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([this.exited, new Promise((resolve) => (timer = setTimeout(resolve, 5000)))])
+    clearTimeout(timer)
     await this.worker.terminate()
     await this.finishing
   }
