@@ -39,7 +39,11 @@ async function open(maxTransactions = 16) {
   const reader = new SQLite(file, { readonly: true })
   const committed = () =>
     (reader.prepare('select id from items order by id').all() as Array<{ id: number }>).map((r) => r.id)
-  return { db, stats, committed, close: async () => (reader.close(), await db.destroy()) }
+  const close = async () => {
+    reader.close()
+    await db.destroy()
+  }
+  return { db, stats, committed, close }
 }
 
 const insert = (db: Kysely<Db>, id: number, body = `item ${id}`, parent: number | null = null) =>
