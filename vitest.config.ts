@@ -37,6 +37,7 @@ export default defineConfig(async () => {
       env: { TEST_DIALECT: dialect, TEST_POSTGRES_URL: POSTGRES_URL },
       testTimeout: 30_000,
       hookTimeout: 30_000,
+      globalSetup: dialect === 'postgres' ? ['./test/helpers/postgres-run.ts'] : [],
     },
   })
   return {

@@ -1,10 +1,12 @@
 /**
- * Session-list latency on a large table: the first page, the 200th page (keyset pagination) and a
- * filtered list, measured in-process with `app.inject` (no network). Not a test: `npm run bench`.
+ * Session latency on a large table: the first page, the 200th page (keyset pagination), a
+ * filtered list and a create, measured in-process with `app.inject` (no network). Not a test: `npm run bench`.
  *
  *   DATABASE_URL      default: a fresh SQLite file under os.tmpdir() (removed afterwards)
  *   BENCH_SESSIONS    default 1000000
  *   BENCH_OPERATORS   default 1000
+ *   BENCH_HEAVY_SESSIONS  sessions of one more operator, back to back, default 100000: creates
+ *                     are timed into the gaps of its history (the overlap check's worst case)
  *   BENCH_BATCH       rows per multi-row INSERT, default 500
  *   BENCH_RUNS        timed runs per query (after warm-up), default 50
  *   BENCH_PG_SCHEMA   PostgreSQL only: (re)create this schema, run in it, drop it afterwards
@@ -13,10 +15,14 @@
  * Exits 1 when page 200 costs 1.5 times page 1 or more.
  */
 import fs from 'node:fs'
+import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { sql } from 'kysely'
+
+import type { FastifyInstance } from 'fastify'
+import { type CompiledQuery, sql } from 'kysely'
+
 import pg from 'pg'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
@@ -25,9 +31,15 @@ import { migrateToLatest } from '../src/db/migrate.js'
 import type { DevicesTable, OperatorsTable, SessionsTable } from '../src/db/schema.js'
 import { newId } from '../src/lib/ids.js'
 import { createKey } from '../src/modules/keys/service.js'
+import { dayTotalsQuery } from '../src/modules/timesheets/repository.js'
 
 const SESSIONS = intEnv('BENCH_SESSIONS', 1_000_000)
 const OPERATORS = intEnv('BENCH_OPERATORS', 1000)
+const HEAVY_SESSIONS = intEnv('BENCH_HEAVY_SESSIONS', 100_000)
+/** The heavy operator works 2 hours in every 2.5, up to the start of 2026: 30-minute gaps. */
+const HEAVY_SHIFT_MS = 2 * 60 * 60 * 1000
+const HEAVY_PERIOD_MS = 2.5 * 60 * 60 * 1000
+const HEAVY_START = Date.parse('2026-01-01T00:00:00Z') - HEAVY_SESSIONS * HEAVY_PERIOD_MS
 const DEVICES = 20
 const LOCATIONS = 5
 const BATCH = intEnv('BENCH_BATCH', 500)
@@ -186,6 +198,12 @@ async function fill(db: Db, accountId: string) {
             deleted_at: null,
             created_at: checkOut,
             updated_at: checkOut,
+            // Locations of the bench are in UTC: the work date is the check-in's UTC date.
+            work_date: new Date(checkIn).toISOString().slice(0, 10),
+            review_status: api ? 'pending' : 'not_required',
+            reviewed_at: null,
+            reviewed_by: null,
+            review_note: null,
           })
         }
         await trx.insertInto('sessions').values(rows).execute()
@@ -195,7 +213,69 @@ async function fill(db: Db, accountId: string) {
     const seconds = (performance.now() - started) / 1000
     log(`  ${done.toLocaleString('en-US')} sessions, ${seconds.toFixed(1)} s`)
   }
-  return { operators, seconds: (performance.now() - started) / 1000 }
+  const heavy = await fillHeavyOperator(db, accountId, devices[0] as DevicesTable, now)
+  return { operators, heavy, seconds: (performance.now() - started) / 1000 }
+}
+
+/** One operator with HEAVY_SESSIONS sessions back to back, 30 minutes apart. */
+async function fillHeavyOperator(db: Db, accountId: string, device: DevicesTable, now: number) {
+  const heavy: OperatorsTable = {
+    id: newId('op'),
+    account_id: accountId,
+    livemode: 0,
+    ident: 'op-heavy',
+    name: 'Heavy operator',
+    employee_id: null,
+    is_active: 1,
+    created_at: now,
+    updated_at: now,
+  }
+  await db.insertInto('operators').values(heavy).execute()
+  for (let done = 0; done < HEAVY_SESSIONS; done += ROWS_PER_TRANSACTION) {
+    await db.transaction().execute(async (trx) => {
+      const last = Math.min(HEAVY_SESSIONS, done + ROWS_PER_TRANSACTION)
+      for (let offset = done; offset < last; offset += BATCH) {
+        const rows: SessionsTable[] = []
+        for (let i = offset; i < Math.min(last, offset + BATCH); i++) {
+          const checkIn = HEAVY_START + i * HEAVY_PERIOD_MS
+          rows.push({
+            id: newId('ses'),
+            account_id: accountId,
+            livemode: 0,
+            operator_id: heavy.id,
+            operator_ident: heavy.ident,
+            device_code: device.code,
+            location_id: device.location_id,
+            check_in_at: checkIn,
+            check_out_at: checkIn + HEAVY_SHIFT_MS,
+            break_minutes: 0,
+            notes: null,
+            is_flagged: 0,
+            flag_reason: null,
+            source: 'scan',
+            status: 'completed',
+            work_date: new Date(checkIn).toISOString().slice(0, 10),
+            review_status: 'not_required',
+            reviewed_at: null,
+            reviewed_by: null,
+            review_note: null,
+            deleted_at: null,
+            created_at: checkIn + HEAVY_SHIFT_MS,
+            updated_at: checkIn + HEAVY_SHIFT_MS,
+          })
+        }
+        await trx.insertInto('sessions').values(rows).execute()
+      }
+    })
+  }
+  log(`  + ${HEAVY_SESSIONS.toLocaleString('en-US')} sessions of ${heavy.ident}`)
+  return heavy
+}
+
+/** The 30-minute gap after the heavy operator's session `k`: touching both neighbours. */
+function heavyGap(k: number): { from: number; to: number } {
+  const from = HEAVY_START + k * HEAVY_PERIOD_MS + HEAVY_SHIFT_MS
+  return { from, to: from + (HEAVY_PERIOD_MS - HEAVY_SHIFT_MS) }
 }
 
 function median(values: number[]): number {
@@ -223,7 +303,7 @@ async function main() {
     log(
       `Filling ${target.dialect} with ${SESSIONS.toLocaleString('en-US')} sessions (${OPERATORS} operators, ${BATCH} rows per INSERT)…`,
     )
-    const { operators, seconds: fillSeconds } = await fill(db, key.account_id)
+    const { operators, heavy, seconds: fillSeconds } = await fill(db, key.account_id)
     // What autovacuum would do shortly after a bulk load; SQLite is measured as the service runs
     // it (no ANALYZE).
     if (target.dialect === 'postgres') await sql`analyze`.execute(db)
@@ -251,22 +331,39 @@ async function main() {
     const to = new Date(START + YEAR_MS / 2).toISOString()
     const filtered = `/v1/sessions?limit=${PAGE}&operator_id=${operator.id}&check_in_from=${from}&check_in_to=${to}`
 
+    // Each create fills a gap of its own in the heavy operator's history, spread over all of it.
+    let creates = 0
+    const create = async () => {
+      creates += 1
+      const gap = heavyGap(Math.floor((creates * HEAVY_SESSIONS) / (WARMUP + RUNS + 1)))
+      const payload = {
+        operator_id: heavy.id,
+        device_id: 'gate-01',
+        check_in: { time: new Date(gap.from).toISOString() },
+        check_out: { time: new Date(gap.to).toISOString() },
+      }
+      const res = await app.inject({ method: 'POST', url: '/v1/sessions', headers, payload })
+      if (res.statusCode !== 201) throw new Error(`POST /v1/sessions: ${res.statusCode} ${res.body}`)
+      return 1
+    }
+    const list = (url: string) => async () => (await get(url)).data.length
+
     // Interleaved: each round runs every query once, so a burst of background load hits all of them
     // alike instead of skewing the ratio.
     const queries = [
-      { name: 'page 1 (limit=100)', url: first },
-      { name: 'page 200 (limit=100)', url: page200 },
-      { name: 'operator + check_in range', url: filtered },
+      { name: 'page 1 (limit=100)', run: list(first) },
+      { name: 'page 200 (limit=100)', run: list(page200) },
+      { name: 'operator + check_in range', run: list(filtered) },
+      { name: `create (${HEAVY_SESSIONS.toLocaleString('en-US')}-session operator)`, run: create },
     ]
-    for (let i = 0; i < WARMUP; i++) for (const q of queries) await get(q.url)
+    for (let i = 0; i < WARMUP; i++) for (const q of queries) await q.run()
     const samples = queries.map(() => [] as number[])
     const rowCounts = queries.map(() => 0)
     for (let i = 0; i < RUNS; i++) {
       for (const [n, q] of queries.entries()) {
         const t0 = performance.now()
-        const body = await get(q.url)
+        rowCounts[n] = await q.run()
         samples[n]?.push(performance.now() - t0)
-        rowCounts[n] = body.data.length
       }
     }
     const results = queries.map((q, n) => ({
@@ -275,6 +372,7 @@ async function main() {
       p90: percentile(samples[n] ?? [], 90),
       rows: rowCounts[n] ?? 0,
     }))
+    const timesheets = await benchTimesheets(app, headers, target.dialect, key.account_id)
     await app.close()
 
     const ratio = (results[1]?.median ?? 0) / (results[0]?.median ?? 1)
@@ -295,8 +393,12 @@ async function main() {
       console.error('FAIL: page 200 costs 1.5 times page 1 or more')
       exitCode = 1
     }
-    if (process.env.BENCH_EXPLAIN !== '0')
+    for (const line of timesheets.lines) console.log(line)
+    if (timesheets.failed) exitCode = 1
+    if (process.env.BENCH_EXPLAIN !== '0') {
       await explain(target, key.account_id, lastId, operator.id, from, to)
+      await explainOverlap(target, key.account_id, heavy.id)
+    }
   } finally {
     // app.close() destroyed `db` already on success; destroying twice is harmless.
     await db.destroy().catch(() => undefined)
@@ -351,6 +453,171 @@ async function explain(
       for (const row of plan.rows) {
         console.log(`  ${target.dialect === 'postgres' ? String(row['QUERY PLAN']) : String(row.detail)}`)
       }
+    }
+  } finally {
+    await db.destroy()
+  }
+}
+
+/** The budgets of docs/performance.md: first page of a month, whole CSV of a month. */
+const FIRST_PAGE_BUDGET_MS = 100
+const CSV_BUDGET_MS = 5000
+
+/**
+ * Timesheets on the filled table (1,000 operators, sessions spread over 2025): the first JSON page
+ * of one month (in-process, `app.inject`), and the whole CSV of that month and of the whole year,
+ * downloaded over a real socket and read as it streams, with the process's heap sampled every
+ * 20 ms while it does (the server and this client are one process: a server holding the result
+ * would show here). Plus the query plans of a page and of a CSV batch.
+ */
+async function benchTimesheets(
+  app: FastifyInstance,
+  headers: Record<string, string>,
+  dialect: 'sqlite' | 'postgres',
+  accountId: string,
+) {
+  const lines: string[] = ['', `Timesheets (${dialect})`, '']
+  let failed = false
+  const month = 'from=2025-06-01&to=2025-06-30'
+  const pageUrl = `/v1/timesheets?${month}&limit=${PAGE}`
+  const samples: number[] = []
+  let rows = 0
+  for (let i = 0; i < WARMUP + RUNS; i++) {
+    const t0 = performance.now()
+    const res = await app.inject({ method: 'GET', url: pageUrl, headers })
+    const ms = performance.now() - t0
+    if (res.statusCode !== 200) throw new Error(`${pageUrl}: ${res.statusCode} ${res.body}`)
+    rows = (res.json() as { data: unknown[] }).data.length
+    if (i >= WARMUP) samples.push(ms)
+  }
+  const weekSamples: number[] = []
+  for (let i = 0; i < WARMUP + RUNS; i++) {
+    const t0 = performance.now()
+    const res = await app.inject({ method: 'GET', url: `${pageUrl}&group_by=week`, headers })
+    if (res.statusCode !== 200) throw new Error(`week page: ${res.statusCode} ${res.body}`)
+    if (i >= WARMUP) weekSamples.push(performance.now() - t0)
+  }
+
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+  const download = async (query: string) => {
+    global.gc?.()
+    const heapBefore = process.memoryUsage().heapUsed
+    let heapMax = heapBefore
+    const sampler = setInterval(() => {
+      heapMax = Math.max(heapMax, process.memoryUsage().heapUsed)
+    }, 20)
+    const t0 = performance.now()
+    const res = await fetch(`${base}/v1/timesheets?${query}`, { headers: { ...headers, accept: 'text/csv' } })
+    if (res.status !== 200 || !res.body) throw new Error(`CSV ${query}: ${res.status} ${await res.text()}`)
+    let bytes = 0
+    let lineCount = 0
+    const firstByte = performance.now() - t0
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      bytes += chunk.length
+      for (const byte of chunk) if (byte === 0x0a) lineCount++
+    }
+    const ms = performance.now() - t0
+    clearInterval(sampler)
+    return { ms, firstByte, bytes, rows: lineCount - 1, heapGrowthMb: (heapMax - heapBefore) / 1e6 }
+  }
+  await download(month) // warm-up
+  const monthCsv = await download(month)
+  const yearCsv = await download('from=2025-01-01&to=2025-12-31')
+
+  const pageMedian = median(samples)
+  lines.push('| query | median ms | p90 ms | rows |', '|---|---:|---:|---:|')
+  lines.push(
+    `| first page, June 2025, limit=${PAGE} | ${pageMedian.toFixed(2)} | ${percentile(samples, 90).toFixed(2)} | ${rows} |`,
+  )
+  lines.push(
+    `| first page, June 2025, group_by=week | ${median(weekSamples).toFixed(2)} | ${percentile(weekSamples, 90).toFixed(2)} | ${rows} |`,
+  )
+  lines.push(
+    '',
+    '| CSV | rows | MB | first byte ms | total ms | heap growth MB |',
+    '|---|---:|---:|---:|---:|---:|',
+  )
+  for (const [name, r] of [
+    ['June 2025', monthCsv],
+    ['all of 2025', yearCsv],
+  ] as const) {
+    lines.push(
+      `| ${name} | ${r.rows} | ${(r.bytes / 1e6).toFixed(1)} | ${r.firstByte.toFixed(0)} | ${r.ms.toFixed(0)} | ${r.heapGrowthMb.toFixed(1)} |`,
+    )
+  }
+  if (pageMedian >= FIRST_PAGE_BUDGET_MS) {
+    lines.push(
+      `FAIL: the first timesheet page takes ${pageMedian.toFixed(0)} ms (budget ${FIRST_PAGE_BUDGET_MS})`,
+    )
+    failed = true
+  }
+  if (monthCsv.ms >= CSV_BUDGET_MS) {
+    lines.push(`FAIL: the month's CSV takes ${monthCsv.ms.toFixed(0)} ms (budget ${CSV_BUDGET_MS})`)
+    failed = true
+  }
+
+  if (process.env.BENCH_EXPLAIN !== '0') {
+    const auth = { keyId: 'bench', accountId, livemode: false }
+    const filters = { from: '2025-06-01', to: '2025-06-30' }
+    // The statements dayTotals runs: a first page, and a CSV batch in the middle of the month's rows.
+    const compiled = [
+      ['timesheet first page', dayTotalsQuery(app.db, auth, filters, undefined, PAGE + 1).compile()],
+      [
+        'timesheet CSV batch',
+        dayTotalsQuery(
+          app.db,
+          auth,
+          filters,
+          { operatorIdent: 'op-00500', date: '2025-06-15' },
+          2000,
+        ).compile(),
+      ],
+    ] as const
+    const prefix = dialect === 'postgres' ? 'explain (analyze, buffers) ' : 'explain query plan '
+    for (const [name, query] of compiled) {
+      const plan = await app.db.executeQuery<Record<string, unknown>>({ ...query, sql: prefix + query.sql })
+      lines.push('', `Plan, ${name}: ${query.sql}`)
+      for (const row of plan.rows) {
+        lines.push(`  ${dialect === 'postgres' ? String(row['QUERY PLAN']) : String(row.detail)}`)
+      }
+    }
+  }
+  return { lines, failed }
+}
+
+/**
+ * The plan of the overlap check of a create in the middle of the heavy operator's history, as the
+ * sessions lifecycle runs it (imported when run, so this file also runs against code without it).
+ */
+async function explainOverlap(target: Target, accountId: string, operatorId: string) {
+  const repository: Record<string, unknown> = await import('../src/modules/sessions/repository.js')
+  const lifecycle: Record<string, unknown> = await import('../src/modules/sessions/lifecycle.js')
+  const build = repository.overlappingSessionQuery as
+    | ((db: Db, auth: object, q: object) => { compile(): CompiledQuery })
+    | undefined
+  if (!build) return
+  const { db } = openDatabase(target.url)
+  try {
+    const gap = heavyGap(Math.floor(HEAVY_SESSIONS / 2))
+    const query = build(
+      db,
+      { keyId: 'bench', accountId, livemode: false },
+      {
+        operatorId,
+        start: gap.from,
+        end: gap.to,
+        closedShiftMs: lifecycle.MAX_SHIFT_MS,
+        longestSessionMs: lifecycle.MAX_API_SESSION_MS,
+      },
+    ).compile()
+    const prefix = target.dialect === 'postgres' ? 'explain (analyze, buffers) ' : 'explain query plan '
+    const plan = await db.executeQuery<Record<string, unknown>>({ ...query, sql: prefix + query.sql })
+    console.log('')
+    console.log(`Plan, overlap check of a create (operator with ${HEAVY_SESSIONS} sessions): ${query.sql}`)
+    console.log(`  parameters: ${JSON.stringify(query.parameters)}`)
+    for (const row of plan.rows) {
+      console.log(`  ${target.dialect === 'postgres' ? String(row['QUERY PLAN']) : String(row.detail)}`)
     }
   } finally {
     await db.destroy()

@@ -19,8 +19,11 @@ import { deviceRoutes } from './modules/devices/routes.js'
 import { eventRoutes } from './modules/events/routes.js'
 import { locationRoutes } from './modules/locations/routes.js'
 import { operatorRoutes } from './modules/operators/routes.js'
+import { payPeriodRoutes } from './modules/pay-periods/routes.js'
 import { scanRoutes } from './modules/scans/routes.js'
 import { sessionRoutes } from './modules/sessions/routes.js'
+import { ForgottenCheckOutSweep } from './modules/sessions/sweep.js'
+import { timesheetRoutes } from './modules/timesheets/routes.js'
 import { webhookRoutes } from './modules/webhooks/routes.js'
 import { DeliverySender } from './modules/webhooks/sender.js'
 import { WebhookWorker } from './modules/webhooks/worker.js'
@@ -97,6 +100,8 @@ export async function buildApp({ config, db, redis }: AppDependencies): Promise<
   await app.register(deviceRoutes)
   await app.register(sessionRoutes)
   await app.register(scanRoutes)
+  await app.register(payPeriodRoutes)
+  await app.register(timesheetRoutes)
   await app.register(eventRoutes)
   await app.register(consoleRoutes)
 
@@ -107,7 +112,11 @@ export async function buildApp({ config, db, redis }: AppDependencies): Promise<
   })
   await app.register(webhookRoutes({ urlPolicy: { allowPrivate: config.webhookAllowPrivateUrls }, sender }))
   const worker = config.worker === 'inline' ? createWorker(config, db, app.log) : undefined
-  if (worker) app.addHook('onReady', async () => worker.start())
+  const sweep = config.worker === 'inline' ? createSweep(config, db, app.log) : undefined
+  app.addHook('onReady', async () => {
+    worker?.start()
+    sweep?.start()
+  })
 
   const purge = setInterval(() => {
     purgeExpiredIdempotencyKeys(db).catch((error: unknown) =>
@@ -117,7 +126,7 @@ export async function buildApp({ config, db, redis }: AppDependencies): Promise<
   purge.unref()
   app.addHook('onClose', async () => {
     clearInterval(purge)
-    await worker?.stop()
+    await Promise.all([worker?.stop(), sweep?.stop()])
     await sender.close()
     await db.destroy()
     if (redis) await redis.quit().catch(() => redis.disconnect())
@@ -136,4 +145,9 @@ export function createWorker(config: Config, db: Db, log: FastifyBaseLogger): We
     },
     log,
   )
+}
+
+/** The worker's other duty: closing forgotten check-outs (docs/attendance.md). */
+export function createSweep(config: Config, db: Db, log: FastifyBaseLogger): ForgottenCheckOutSweep {
+  return new ForgottenCheckOutSweep(db, { intervalMs: config.sessionSweepIntervalMs }, log)
 }

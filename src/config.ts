@@ -1,11 +1,13 @@
 import path from 'node:path'
+import { type Static, type TSchema, Type } from 'typebox'
+import Value from 'typebox/value'
 
 export type WorkerMode = 'inline' | 'off'
 
 export interface Config {
   port: number
   host: string
-  /** `sqlite:<path>`, `sqlite::memory:` or `postgres://…`; normalised from DATABASE_URL. */
+  /** `sqlite:<path>`, `sqlite::memory:` or `postgres://…`, as DATABASE_URL gives it. */
   databaseUrl: string
   redisUrl: string | undefined
   rateLimitMax: number
@@ -15,73 +17,110 @@ export interface Config {
   webhookDisableThreshold: number
   webhookTimeoutMs: number
   worker: WorkerMode
+  /**
+   * How often the worker sweeps forgotten check-outs (not an environment variable: the decisions
+   * promise a closure within a minute, and only tests want it faster).
+   */
+  sessionSweepIntervalMs: number
   logLevel: string
 }
 
+const SESSION_SWEEP_INTERVAL_MS = 15_000
+
 export class ConfigError extends Error {}
 
-const DEFAULT_SQLITE_PATH = path.join('data', 'attendance.db')
+/** A whole number in [minimum, maximum]; `multipleOf` rather than `Type.Integer`, which TypeBox would truncate. */
+const WholeNumber = (minimum: number, maximum: number, fallback: number) =>
+  Type.Number({ multipleOf: 1, minimum, maximum, default: fallback })
+
+/** The environment as README.md documents it: every variable, its default and its bounds. */
+const Environment = Type.Object({
+  PORT: WholeNumber(0, 65535, 8080),
+  HOST: Type.String({ default: '0.0.0.0' }),
+  DATABASE_URL: Type.String({
+    pattern: '^(sqlite:|postgres://|postgresql://)',
+    default: `sqlite:${path.join('data', 'attendance.db')}`,
+    expected: 'start with sqlite: or postgres://',
+  }),
+  REDIS_URL: Type.Optional(Type.String()),
+  RATE_LIMIT_MAX: WholeNumber(1, 1_000_000_000, 100),
+  RATE_LIMIT_WINDOW_MS: WholeNumber(1, 86_400_000, 1000),
+  WEBHOOK_BACKOFF_SCALE: Type.Number({ minimum: 0, maximum: 1000, default: 1 }),
+  WEBHOOK_ALLOW_PRIVATE_URLS: Type.Union(
+    [Type.Literal('true'), Type.Literal('1'), Type.Literal('false'), Type.Literal('0')],
+    { default: 'false' },
+  ),
+  WEBHOOK_DISABLE_THRESHOLD: WholeNumber(1, 1000, 5),
+  WEBHOOK_TIMEOUT_MS: WholeNumber(1, 600_000, 10_000),
+  WORKER: Type.Union([Type.Literal('inline'), Type.Literal('off')], { default: 'inline' }),
+  LOG_LEVEL: Type.String({ default: 'info' }),
+})
+type Environment = Static<typeof Environment>
+type Variable = keyof Environment
 
 /**
  * Reads the environment once into a typed object. Nothing else in the code reads `process.env`:
  * tests build their own `Config` and hand it to `buildApp`.
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const values = parseEnvironment(env)
   return {
-    port: readInt(env, 'PORT', 8080, 0, 65535),
-    host: env.HOST || '0.0.0.0',
-    databaseUrl: normaliseDatabaseUrl(env.DATABASE_URL),
-    redisUrl: env.REDIS_URL || undefined,
-    rateLimitMax: readInt(env, 'RATE_LIMIT_MAX', 100, 1, 1_000_000_000),
-    rateLimitWindowMs: readInt(env, 'RATE_LIMIT_WINDOW_MS', 1000, 1, 86_400_000),
-    webhookBackoffScale: readNumber(env, 'WEBHOOK_BACKOFF_SCALE', 1, 0, 1000),
-    webhookAllowPrivateUrls: readBoolean(env, 'WEBHOOK_ALLOW_PRIVATE_URLS', false),
-    webhookDisableThreshold: readInt(env, 'WEBHOOK_DISABLE_THRESHOLD', 5, 1, 1000),
-    webhookTimeoutMs: readInt(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 1, 600_000),
-    worker: readWorker(env),
-    logLevel: env.LOG_LEVEL || 'info',
+    port: values.PORT,
+    host: values.HOST,
+    databaseUrl: values.DATABASE_URL,
+    redisUrl: values.REDIS_URL,
+    rateLimitMax: values.RATE_LIMIT_MAX,
+    rateLimitWindowMs: values.RATE_LIMIT_WINDOW_MS,
+    webhookBackoffScale: values.WEBHOOK_BACKOFF_SCALE,
+    webhookAllowPrivateUrls:
+      values.WEBHOOK_ALLOW_PRIVATE_URLS === 'true' || values.WEBHOOK_ALLOW_PRIVATE_URLS === '1',
+    webhookDisableThreshold: values.WEBHOOK_DISABLE_THRESHOLD,
+    webhookTimeoutMs: values.WEBHOOK_TIMEOUT_MS,
+    worker: values.WORKER,
+    sessionSweepIntervalMs: SESSION_SWEEP_INTERVAL_MS,
+    logLevel: values.LOG_LEVEL,
   }
 }
 
-export function normaliseDatabaseUrl(raw: string | undefined): string {
-  if (!raw) return `sqlite:${DEFAULT_SQLITE_PATH}`
-  if (raw.startsWith('sqlite:') || raw.startsWith('postgres://') || raw.startsWith('postgresql://'))
-    return raw
-  throw new ConfigError(`DATABASE_URL must start with sqlite: or postgres:// (got "${raw.split(':')[0]}:…")`)
-}
-
-function readInt(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
-  const value = readNumber(env, name, fallback, min, max)
-  if (!Number.isInteger(value)) throw new ConfigError(`${name} must be a whole number`)
-  return value
-}
-
-function readNumber(
-  env: NodeJS.ProcessEnv,
-  name: string,
-  fallback: number,
-  min: number,
-  max: number,
-): number {
-  const raw = env[name]
-  if (raw === undefined || raw === '') return fallback
-  const value = Number(raw)
-  if (!Number.isFinite(value) || value < min || value > max) {
-    throw new ConfigError(`${name} must be a number from ${min} to ${max} (got "${raw}")`)
+/**
+ * The variables of `Environment`, defaults filled in, or a ConfigError whose one-line message names the
+ * first bad variable. An empty variable counts as unset (as `VAR= npm start` means). Numbers are read
+ * with `Number()` rather than TypeBox's `Value.Convert`, which would also read "true" as 1.
+ */
+function parseEnvironment(env: NodeJS.ProcessEnv): Environment {
+  const given: Record<string, string | number> = {}
+  for (const [name, schema] of Object.entries(Environment.properties) as [Variable, TSchema][]) {
+    const raw = env[name]
+    if (raw === undefined || raw === '') continue
+    given[name] = (schema as { type?: unknown }).type === 'number' ? Number(raw) : raw
   }
-  return value
+  const values = Value.Default(Environment, given)
+  if (Value.Check(Environment, values)) return values
+  const first = Value.Errors(Environment, values)[0]
+  const name = (first?.instancePath.split('/')[1] ?? '') as Variable
+  throw new ConfigError(
+    `${name} must ${expectation(Environment.properties[name])} (got "${shown(name, env[name] ?? '')}")`,
+  )
 }
 
-function readBoolean(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
-  const raw = env[name]
-  if (raw === undefined || raw === '') return fallback
-  if (raw === 'true' || raw === '1') return true
-  if (raw === 'false' || raw === '0') return false
-  throw new ConfigError(`${name} must be true or false (got "${raw}")`)
+/** What a variable must be, in words, from its schema. */
+function expectation(schema: TSchema): string {
+  const { type, minimum, maximum, multipleOf, anyOf, expected } = schema as {
+    type?: string
+    minimum?: number
+    maximum?: number
+    multipleOf?: number
+    anyOf?: { const: string }[]
+    expected?: string
+  }
+  if (expected !== undefined) return expected
+  if (anyOf !== undefined) return `be one of ${anyOf.map((option) => option.const).join(', ')}`
+  const kind = multipleOf === 1 ? 'a whole number' : 'a number'
+  if (type === 'number') return `be ${kind} from ${minimum} to ${maximum}`
+  return `be a ${type}`
 }
 
-function readWorker(env: NodeJS.ProcessEnv): WorkerMode {
-  const raw = env.WORKER || 'inline'
-  if (raw !== 'inline' && raw !== 'off') throw new ConfigError(`WORKER must be inline or off (got "${raw}")`)
-  return raw
+/** URLs may carry a password: a bad one is repeated up to its scheme only. */
+function shown(name: Variable, raw: string): string {
+  return name.endsWith('_URL') ? `${raw.split(':')[0]}:…` : raw
 }

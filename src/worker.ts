@@ -1,12 +1,12 @@
 import closeWithGrace from 'close-with-grace'
 import pino from 'pino'
-import { createWorker } from './app.js'
+import { createSweep, createWorker } from './app.js'
 import { loadConfig } from './config.js'
 import { openDatabase } from './db/connection.js'
 import { migrateToLatest } from './db/migrate.js'
 
 /**
- * `cli worker`: delivers webhooks in a process of its own (run the API with WORKER=off). Any number
+ * `cli worker`: delivers webhooks and sweeps forgotten check-outs in a process of its own (run the API with WORKER=off). Any number
  * of workers may share one PostgreSQL database; SIGTERM lets the attempts in flight finish and be recorded.
  */
 export async function runWorker(): Promise<void> {
@@ -15,12 +15,14 @@ export async function runWorker(): Promise<void> {
   const { db } = openDatabase(config.databaseUrl)
   await migrateToLatest(db)
   const worker = createWorker(config, db, log)
+  const sweep = createSweep(config, db, log)
   closeWithGrace({ delay: config.webhookTimeoutMs + 5000 }, async ({ signal, err }) => {
     if (err) log.error({ err }, 'worker shutting down after an error')
     else log.info({ signal }, 'worker shutting down')
-    await worker.stop()
+    await Promise.all([worker.stop(), sweep.stop()])
     await db.destroy()
   })
   worker.start()
-  log.info('webhook worker started')
+  sweep.start()
+  log.info('webhook worker and forgotten check-out sweep started')
 }

@@ -6,9 +6,12 @@ import { createTestDatabase, dialect, type TestDatabase } from './helpers/databa
 import { killAll, type RunResult, run } from './helpers/process.js'
 
 /** The 14 scopes of the spec ("Keys, modes, scopes"), written out independently of the code. */
-const ALL_SCOPES = ['operators', 'sessions', 'devices', 'locations', 'scans', 'webhooks', 'events'].flatMap(
-  (r) => [`${r}:read`, `${r}:write`],
-)
+const ALL_SCOPES = [
+  ...['operators', 'sessions', 'devices', 'locations', 'scans', 'webhooks', 'events', 'timesheets'].flatMap(
+    (r) => [`${r}:read`, `${r}:write`],
+  ),
+  'sessions:approve',
+]
 const CREATED_KEY_FIELDS = ['account_id', 'expires_at', 'id', 'mode', 'scopes', 'secret']
 
 interface CreatedKey {

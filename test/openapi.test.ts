@@ -9,6 +9,7 @@ import { EVENT_TYPES } from '../src/modules/events/types.js'
 import { WebhookEndpoint } from '../src/modules/webhooks/schemas.js'
 import { TEST_EVENT_TYPE } from '../src/modules/webhooks/subscription.js'
 import { buildTestApp, ResponseConformance, type TestApp } from './helpers/app.js'
+import { registeredRoutes } from './helpers/routes.js'
 
 type Json = Record<string, unknown>
 interface Operation {
@@ -34,24 +35,6 @@ interface Document {
   }
 }
 
-/**
- * Every route the app registered, from Fastify's own route table (`printRoutes` with full
- * segments): a tree whose nesting is four characters per level.
- */
-function registeredRoutes(app: FastifyInstance): Array<{ method: string; url: string }> {
-  const routes: Array<{ method: string; url: string }> = []
-  const stack: string[] = []
-  for (const line of app.printRoutes({ commonPrefix: false }).split('\n')) {
-    if (line.trim() === '') continue
-    const match = /^((?:│ {3}| {4})*)(?:├── |└── )(.*?)(?: \(([A-Z, ]+)\))?$/.exec(line)
-    if (!match) throw new Error(`unexpected printRoutes line: ${line}`)
-    stack.length = (match[1] ?? '').length / 4
-    stack.push(match[2] ?? '')
-    for (const method of match[3]?.split(', ') ?? []) routes.push({ method, url: stack.join('') })
-  }
-  return routes
-}
-
 const toTemplate = (url: string) => url.replace(/:([A-Za-z_]+)/g, '{$1}')
 const BODY_METHODS = ['POST', 'PATCH', 'DELETE']
 /** The POSTs that run through the idempotent create runner. */
@@ -61,9 +44,11 @@ const IDEMPOTENT = [
   'POST /v1/devices',
   'POST /v1/sessions',
   'POST /v1/scans',
+  'POST /v1/scans/batch',
   'POST /v1/webhook-endpoints',
   'POST /v1/webhook-endpoints/{id}/rotate-secret',
   'POST /v1/webhook-endpoints/{id}/send-test',
+  'POST /v1/pay-periods',
 ]
 const RESOURCE_SCHEMAS = [
   'Operator',
@@ -72,10 +57,13 @@ const RESOURCE_SCHEMAS = [
   'Session',
   'SessionRevision',
   'Scan',
+  'PayPeriod',
+  'TimesheetEntry',
   'WebhookEndpoint',
   'WebhookEndpointWithSecret',
   'WebhookDelivery',
   'WebhookAttempt',
+  'WebhookRecovery',
   'Event',
   'ErrorEnvelope',
   'DeletedLocation',
@@ -117,9 +105,9 @@ describe('the OpenAPI document', () => {
     }
     const documented = operations().map((o) => `${o.method} ${o.path}`)
     expect(documented.sort()).toEqual(api.map((r) => `${r.method} ${toTemplate(r.url)}`).sort())
-    // Outside /v1/: the health check and the reference UI, hidden by design.
+    // Outside /v1/: the health check, the reference UI and the manager console, hidden by design.
     const others = routes.filter((r) => !r.url.startsWith('/v1/')).map((r) => r.url)
-    expect(others.filter((u) => !u.startsWith('/docs'))).toEqual(['/healthz'])
+    expect(others.filter((u) => !u.startsWith('/docs') && !u.startsWith('/console'))).toEqual(['/healthz'])
     for (const url of others) expect(doc.paths[url]).toBeUndefined()
   })
 
@@ -223,6 +211,7 @@ describe('the OpenAPI document', () => {
       device: 'Device',
       location: 'Location',
       scan: 'Scan',
+      pay_period: 'PayPeriod',
       webhook_endpoint: 'WebhookEndpoint',
     }
     for (const type of expected) {

@@ -40,12 +40,29 @@ export class Api {
     return this.request<T>('DELETE', path)
   }
 
+  /**
+   * A CSV answer of the API (`Accept: text/csv`) as a file to save: fetched with the key in a header,
+   * never put in a URL the browser opens. `filename` comes from Content-Disposition.
+   */
+  async csv(path: string, query: Query): Promise<{ blob: Blob; filename: string | undefined }> {
+    const response = await this.send('GET', withQuery(path, query), undefined, 'text/csv')
+    if (!response.ok) throw errorOf(response, await parsedBody(response))
+    const disposition = response.headers.get('content-disposition') ?? ''
+    return { blob: await response.blob(), filename: /filename="([^"]+)"/.exec(disposition)?.[1] }
+  }
+
   private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const headers: Record<string, string> = { authorization: `Bearer ${this.key}` }
+    const response = await this.send(method, path, body, 'application/json')
+    const parsed = await parsedBody(response)
+    if (!response.ok) throw errorOf(response, parsed)
+    return parsed as T
+  }
+
+  private async send(method: string, path: string, body: unknown, accept: string): Promise<Response> {
+    const headers: Record<string, string> = { authorization: `Bearer ${this.key}`, accept }
     if (body !== undefined) headers['content-type'] = 'application/json'
-    let response: Response
     try {
-      response = await fetch(path, {
+      return await fetch(path, {
         method,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
@@ -60,20 +77,23 @@ export class Api {
         'The service could not be reached. Check the connection and retry.',
       )
     }
-    const text = await response.text()
-    const parsed: unknown = text.length > 0 ? JSON.parse(text) : undefined
-    if (!response.ok) {
-      const error = (parsed as ErrorEnvelope | undefined)?.error
-      throw new ApiError(
-        response.status,
-        error?.type ?? 'api_error',
-        error?.message ?? `HTTP ${response.status}`,
-        error?.code ?? undefined,
-        error?.request_id,
-      )
-    }
-    return parsed as T
   }
+}
+
+async function parsedBody(response: Response): Promise<unknown> {
+  const text = await response.text()
+  return text.length > 0 ? JSON.parse(text) : undefined
+}
+
+function errorOf(response: Response, parsed: unknown): ApiError {
+  const error = (parsed as ErrorEnvelope | undefined)?.error
+  return new ApiError(
+    response.status,
+    error?.type ?? 'api_error',
+    error?.message ?? `HTTP ${response.status}`,
+    error?.code ?? undefined,
+    error?.request_id,
+  )
 }
 
 /** Path segments are ids from the API or the address bar: encode them so they stay one segment. */

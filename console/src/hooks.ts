@@ -2,7 +2,7 @@ import { useCallback, useEffect, useRef, useState } from 'preact/hooks'
 import type { ListEnvelope } from '../../packages/client/src/types.js'
 import { ApiError } from './api.js'
 
-function asApiError(error: unknown): ApiError {
+export function asApiError(error: unknown): ApiError {
   return error instanceof ApiError ? error : new ApiError(0, 'client_error', String(error))
 }
 

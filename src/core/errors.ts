@@ -35,7 +35,12 @@ export const ERROR_CODES = {
   duplicate_ident: { type: 'conflict', status: 409 },
   duplicate_device_code: { type: 'conflict', status: 409 },
   open_session_exists: { type: 'conflict', status: 409 },
+  overlapping_session: { type: 'conflict', status: 409 },
   endpoint_disabled: { type: 'conflict', status: 409 },
+  session_open: { type: 'conflict', status: 409 },
+  period_closed: { type: 'conflict', status: 409 },
+  pending_reviews: { type: 'conflict', status: 409 },
+  overlapping_period: { type: 'conflict', status: 409 },
   idempotency_key_reuse: { type: 'conflict', status: 409 },
   idempotency_key_in_use: { type: 'conflict', status: 409 },
   missing_param: { type: 'validation_error', status: 422 },
@@ -44,8 +49,10 @@ export const ERROR_CODES = {
   invalid_value: { type: 'validation_error', status: 422 },
   invalid_timestamp: { type: 'validation_error', status: 422 },
   invalid_time_range: { type: 'validation_error', status: 422 },
+  time_in_future: { type: 'validation_error', status: 422 },
   break_exceeds_duration: { type: 'validation_error', status: 422 },
   conflicting_params: { type: 'validation_error', status: 422 },
+  invalid_date_range: { type: 'validation_error', status: 422 },
   cross_mode_reference: { type: 'validation_error', status: 422 },
   unknown_operator: { type: 'validation_error', status: 422 },
   unknown_device: { type: 'validation_error', status: 422 },
@@ -157,8 +164,28 @@ export const errors = {
     coded('open_session_exists', `Operator '${ident}' already has an open session.`, {
       param: 'operator_id',
     }),
+  overlappingSession: (otherId: string) =>
+    coded(
+      'overlapping_session',
+      `This session would overlap session ${otherId} of the same operator; an operator cannot be in two sessions at once.`,
+      { param: 'check_in.time' },
+    ),
   endpointDisabled: (id: string) =>
     coded('endpoint_disabled', `Webhook endpoint ${id} is disabled; re-enable it first.`),
+  sessionOpen: (id: string) =>
+    coded('session_open', `Session ${id} is still open; only a completed session can be reviewed.`),
+  periodClosed: (periodId: string, date: string) =>
+    coded(
+      'period_closed',
+      `The work date ${date} lies in the closed pay period ${periodId}; reopen the period to change its sessions.`,
+    ),
+  pendingReviews: (pending: number, open: number) =>
+    coded(
+      'pending_reviews',
+      `The period cannot be closed: ${pending} session(s) await review (pending) and ${open} session(s) are still open.`,
+    ),
+  overlappingPeriod: (otherId: string) =>
+    coded('overlapping_period', `The dates overlap the pay period ${otherId}.`, { param: 'start_date' }),
   idempotencyKeyReuse: () =>
     coded(
       'idempotency_key_reuse',
@@ -182,11 +209,18 @@ export const errors = {
       { param },
     ),
   invalidTimeRange: (param: string, message: string) => coded('invalid_time_range', message, { param }),
+  timeInFuture: (param: string, toleranceMinutes: number) =>
+    coded(
+      'time_in_future',
+      `${param} is more than ${toleranceMinutes} minutes after the server's clock; attendance is recorded after it happens.`,
+      { param },
+    ),
   breakExceedsDuration: () =>
     coded('break_exceeds_duration', 'break_minutes must not exceed the length of the session in minutes.', {
       param: 'break_minutes',
     }),
   conflictingParams: (param: string, message: string) => coded('conflicting_params', message, { param }),
+  invalidDateRange: (param: string, message: string) => coded('invalid_date_range', message, { param }),
   crossModeReference: (param: string, resource: string, value: string) =>
     coded(
       'cross_mode_reference',

@@ -9,3 +9,6 @@ export function instantOf(text: string, param: string): number {
   }
   return value
 }
+
+/** The current time in epoch milliseconds; injected where a test must move it (the sweep). */
+export type Clock = () => number

@@ -4,6 +4,9 @@ import * as m001 from './migrations/001_foundation.js'
 import * as m002 from './migrations/002_attendance.js'
 import * as m003 from './migrations/003_webhooks.js'
 import * as m004 from './migrations/004_outbox_tuning.js'
+import * as m005 from './migrations/005_webhook_operations.js'
+import * as m006 from './migrations/006_integrity.js'
+import * as m007 from './migrations/007_review_and_pay_periods.js'
 
 // Migrations are imported statically so the built service and tsx runs need no file-system scan.
 const migrations: Record<string, Migration> = {
@@ -11,6 +14,9 @@ const migrations: Record<string, Migration> = {
   '002_attendance': m002,
   '003_webhooks': m003,
   '004_outbox_tuning': m004,
+  '005_webhook_operations': m005,
+  '006_integrity': m006,
+  '007_review_and_pay_periods': m007,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }
@@ -23,28 +29,15 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
   const migrationTableSchema = supportsRowLocks(db)
     ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
     : undefined
-  const migrator = new Migrator({ db, provider, ...(migrationTableSchema ? { migrationTableSchema } : {}) })
-  for (let attempt = 1; ; attempt++) {
-    const { error, results } = await migrator.migrateToLatest()
-    if (!error) return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
-    if (attempt < MAX_ATTEMPTS && droppedMeanwhile(error)) {
-      await new Promise((resolve) => setTimeout(resolve, 20 * attempt))
-      continue
-    }
-    throw error instanceof Error ? error : new Error(String(error))
-  }
-}
-
-const MAX_ATTEMPTS = 8
-
-/**
- * To find its bookkeeping table, Kysely's migrator lists the tables of every schema through
- * functions that take names (`has_schema_privilege`, `pg_get_serial_sequence`); when another
- * session drops a schema or table between the catalog read and those calls, PostgreSQL answers
- * 3F000, 42P01 or 42703 about something that is not ours. The migrator is idempotent and holds its lock
- * only while migrating, so such a run is simply run again.
- */
-function droppedMeanwhile(error: unknown): boolean {
-  const code = (error as { code?: unknown })?.code
-  return code === '3F000' || code === '42P01' || code === '42703'
+  const migrator = new Migrator({
+    db,
+    provider,
+    // Branches add migrations side by side (005 and 006 touch different tables): a database that ran
+    // one must still accept the other, whichever number it has.
+    allowUnorderedMigrations: true,
+    ...(migrationTableSchema ? { migrationTableSchema } : {}),
+  })
+  const { error, results } = await migrator.migrateToLatest()
+  if (error) throw error instanceof Error ? error : new Error(String(error))
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
 }

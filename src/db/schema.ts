@@ -15,12 +15,18 @@ export interface Database {
   sessions: SessionsTable
   session_revisions: SessionRevisionsTable
   scans: ScansTable
+  pay_periods: PayPeriodsTable
   webhook_endpoints: WebhookEndpointsTable
   webhook_deliveries: WebhookDeliveriesTable
   webhook_attempts: WebhookAttemptsTable
 }
 
 export type Flag = 0 | 1
+
+/** A boolean as the tables store it. */
+export function toFlag(value: boolean): Flag {
+  return value ? 1 : 0
+}
 
 export interface SettingsTable {
   name: string
@@ -133,6 +139,28 @@ export interface SessionsTable {
   deleted_at: number | null
   created_at: number
   updated_at: number
+  /** YYYY-MM-DD: the check-in's calendar date in the location's zone (UTC without one), set when written. */
+  work_date: string
+  review_status: ReviewStatus
+  reviewed_at: number | null
+  /** The key id that approved or rejected the session. */
+  reviewed_by: string | null
+  review_note: string | null
+}
+
+export type ReviewStatus = 'pending' | 'not_required' | 'approved' | 'rejected'
+
+export interface PayPeriodsTable {
+  id: string
+  account_id: string
+  livemode: Flag
+  /** Inclusive calendar dates, YYYY-MM-DD. */
+  start_date: string
+  end_date: string
+  status: 'open' | 'closed'
+  closed_at: number | null
+  created_at: number
+  updated_at: number
 }
 
 export interface SessionRevisionsTable {
@@ -194,7 +222,10 @@ export interface WebhookDeliveriesTable {
   event_id: string
   event_type: string
   status: 'pending' | 'succeeded' | 'failed'
-  /** Scheduled attempts made so far (resends are not counted). */
+  /**
+   * Scheduled attempts made in the delivery's current round (resends are not counted): a recover
+   * starts a new round of up to 6, appended to the same delivery's attempts.
+   */
   scheduled_attempts: number
   next_attempt_at: number | null
   /** A worker's lease on the delivery while it sends; an expired lease can be taken over. */

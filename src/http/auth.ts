@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
+import { LRUCache } from 'lru-cache'
 import { errors } from '../core/errors.js'
 import type { AuthContext } from '../core/identity.js'
 import type { Executor } from '../db/connection.js'
@@ -13,8 +14,11 @@ declare module 'fastify' {
     authFailure: string | null
   }
   interface FastifyContextConfig {
-    /** The scope a route needs; every /v1 route declares one unless it is public. */
-    scope?: Scope
+    /**
+     * The scope a route needs; every /v1 route declares one unless it is public. A list means all
+     * of them (closing a pay period needs `timesheets:write` and `sessions:approve`).
+     */
+    scope?: Scope | readonly Scope[]
     /** A /v1 route served without a key (the OpenAPI document). */
     public?: boolean
   }
@@ -26,27 +30,25 @@ const KEY_CACHE_MAX_ENTRIES = 10_000
 
 /**
  * Keeps key lookups off the hot path. Entries, including "no such key", live at most
- * KEY_CACHE_TTL_MS, so a key revoked from another process stops working within that time.
+ * KEY_CACHE_TTL_MS from their lookup, so a key revoked from another process stops working within
+ * that time; past KEY_CACHE_MAX_ENTRIES the least recently used entry makes room.
  */
 export class KeyCache {
-  private readonly entries = new Map<string, { record: ApiKeyRecord | undefined; fetchedAt: number }>()
+  // lru-cache holds no `undefined`: a lookup that found nothing is kept as `{ record: undefined }`.
+  private readonly entries: LRUCache<string, { record: ApiKeyRecord | undefined }>
 
   constructor(
     private readonly db: Executor,
-    private readonly ttlMs = KEY_CACHE_TTL_MS,
-  ) {}
+    ttlMs = KEY_CACHE_TTL_MS,
+  ) {
+    this.entries = new LRUCache({ max: KEY_CACHE_MAX_ENTRIES, ttl: ttlMs })
+  }
 
   async get(secretHash: string): Promise<ApiKeyRecord | undefined> {
-    const now = Date.now()
     const hit = this.entries.get(secretHash)
-    if (hit && now - hit.fetchedAt < this.ttlMs) return hit.record
+    if (hit) return hit.record
     const record = await findKeyByHash(this.db, secretHash)
-    this.entries.delete(secretHash)
-    if (this.entries.size >= KEY_CACHE_MAX_ENTRIES) {
-      const oldest = this.entries.keys().next()
-      if (!oldest.done) this.entries.delete(oldest.value)
-    }
-    this.entries.set(secretHash, { record, fetchedAt: now })
+    this.entries.set(secretHash, { record })
     return record
   }
 }
@@ -96,9 +98,10 @@ export const enforce: onRequestAsyncHookHandler = async (request) => {
   if (!request.auth) {
     throw errors.authentication('No API key provided. Send "Authorization: Bearer <API key>".')
   }
-  const scope = config.scope
-  if (scope && !grants(scopesByRequest.get(request) ?? new Set(), scope))
-    throw errors.insufficientScope(scope)
+  const held = scopesByRequest.get(request) ?? new Set()
+  for (const scope of [config.scope ?? []].flat()) {
+    if (!grants(held, scope)) throw errors.insufficientScope(scope)
+  }
 }
 
 export function registerAuth(app: FastifyInstance): void {
@@ -107,7 +110,7 @@ export function registerAuth(app: FastifyInstance): void {
   // Fail at start-up, not at request time, when a route forgets to declare what it needs, or
   // declares a scope that would not be enforced (outside /v1/ everything is public).
   app.addHook('onRoute', (route) => {
-    const config = (route.config ?? {}) as { scope?: Scope; public?: boolean }
+    const config = (route.config ?? {}) as { scope?: Scope | readonly Scope[]; public?: boolean }
     if (isApiRoute(route.url) && !config.public && !config.scope) {
       throw new Error(`Route ${route.method} ${route.url} declares neither config.scope nor config.public`)
     }

@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, type ErrorBody, errors } from '../core/errors.js'
 import { compiled } from '../db/compiled.js'
 import { type Db, type Executor, supportsRowLocks, type Trx } from '../db/connection.js'
-import type { Flag } from '../db/schema.js'
+import { type Flag, toFlag } from '../db/schema.js'
 import { canonicalJson } from '../lib/json.js'
 import { requireAuth } from './auth.js'
 
@@ -30,8 +30,8 @@ type KeyScope = {
  * (before this runs) and `validation_error`s raised by the service are not stored, so a corrected
  * retry can succeed; other 4xx answers are stored and replayed; a 5xx releases the key.
  *
- * On SQLite the claim is made in the create's own transaction instead (one commit, not two; see
- * `runInOneTransaction`).
+ * On SQLite a single create's claim is made in the create's own transaction instead (one commit,
+ * not two; see `runInOneTransaction`).
  */
 export class CreateRunner {
   /**
@@ -50,25 +50,66 @@ export class CreateRunner {
     create: (trx: Trx) => Promise<T>,
     successStatus = 201,
   ): Promise<T> {
+    if (this.claimInCreateTransaction) {
+      const auth = requireAuth(request)
+      const key = readKey(request)
+      if (key !== undefined) {
+        const scope: KeyScope = { accountId: auth.accountId, livemode: toFlag(auth.livemode), key }
+        return this.runInOneTransaction(reply, scope, fingerprint(request), create, successStatus)
+      }
+    }
+    return this.runKeyed(request, reply, successStatus, (store) =>
+      this.db.transaction().execute(async (trx) => {
+        const created = await create(trx)
+        await store?.(trx, created)
+        return created
+      }),
+    )
+  }
+
+  /**
+   * A create that commits transactions of its own (a batch of scans: one per item), its answer
+   * stored once they are all done. A request that dies half-way leaves its key in flight until the
+   * lease runs out; a retry then applies the batch again, and what was applied already is refused
+   * by the items' own rules (a repeated scan is a `duplicate_scan`).
+   */
+  async runBatch<T>(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    work: () => Promise<T>,
+    successStatus: number,
+  ): Promise<T> {
+    return this.runKeyed(request, reply, successStatus, async (store) => {
+      const result = await work()
+      await store?.(this.db, result)
+      return result
+    })
+  }
+
+  /**
+   * The Idempotency-Key around a create: claimed first, replayed when already answered, and the
+   * answer stored through `store` (undefined without a key) where the create commits it.
+   */
+  private async runKeyed<T>(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    successStatus: number,
+    execute: (store: ((db: Executor, result: T) => Promise<void>) | undefined) => Promise<T>,
+  ): Promise<T> {
     const auth = requireAuth(request)
     const key = readKey(request)
     if (key === undefined) {
-      const result = await this.db.transaction().execute(create)
+      const result = await execute(undefined)
       reply.code(successStatus)
       return result
     }
-    const scope: KeyScope = { accountId: auth.accountId, livemode: auth.livemode ? 1 : 0, key }
-    if (this.claimInCreateTransaction) {
-      return this.runInOneTransaction(reply, scope, fingerprint(request), create, successStatus)
-    }
+    const scope: KeyScope = { accountId: auth.accountId, livemode: toFlag(auth.livemode), key }
     const claim = await this.claim(this.db, scope, fingerprint(request))
     if (claim.kind === 'replay') return this.replay(reply, claim)
     try {
-      const result = await this.db.transaction().execute(async (trx) => {
-        const created = await create(trx)
-        await this.complete(trx, scope, claim.token, successStatus, JSON.stringify(created))
-        return created
-      })
+      const result = await execute((db, created) =>
+        this.complete(db, scope, claim.token, successStatus, JSON.stringify(created)),
+      )
       reply.code(successStatus)
       return result
     } catch (error) {

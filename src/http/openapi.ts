@@ -7,8 +7,10 @@ import { Event } from '../modules/events/schemas.js'
 import { API_VERSION, EVENT_TYPES_BY_RESOURCE, type EventResource } from '../modules/events/types.js'
 import { DeletedLocation, Location } from '../modules/locations/schemas.js'
 import { Operator } from '../modules/operators/schemas.js'
+import { PayPeriod } from '../modules/pay-periods/schemas.js'
 import { Scan } from '../modules/scans/schemas.js'
 import { DeletedSession, Session, SessionRevision } from '../modules/sessions/schemas.js'
+import { TimesheetEntry } from '../modules/timesheets/schemas.js'
 import { RESPONSE_EXCERPT_BYTES } from '../modules/webhooks/attempt.js'
 import {
   FIRST_RETRY_DELAY_MS,
@@ -23,8 +25,9 @@ import {
   WebhookDelivery,
   WebhookEndpoint,
   WebhookEndpointWithSecret,
+  WebhookRecovery,
 } from '../modules/webhooks/schemas.js'
-import { TEST_EVENT_TYPE } from '../modules/webhooks/subscription.js'
+import { ENDPOINT_DISABLED_EVENT_TYPE, TEST_EVENT_TYPE } from '../modules/webhooks/subscription.js'
 import { ERROR_RESPONSES, ErrorEnvelope, errorResponses, shapeErrorStatuses } from './schemas.js'
 
 declare module 'fastify' {
@@ -50,12 +53,15 @@ export const COMPONENT_SCHEMAS: TSchema[] = [
   DeletedSession,
   SessionRevision,
   Scan,
+  PayPeriod,
+  TimesheetEntry,
   Event,
   WebhookEndpoint,
   WebhookEndpointWithSecret,
   DeletedWebhookEndpoint,
   WebhookAttempt,
   WebhookDelivery,
+  WebhookRecovery,
 ]
 
 /** `data.object` of each event type, by the resource its type starts with. */
@@ -65,6 +71,7 @@ const EVENT_OBJECTS: Record<EventResource | 'webhook_endpoint', TSchema> = {
   device: Device,
   location: Location,
   scan: Scan,
+  pay_period: PayPeriod,
   webhook_endpoint: WebhookEndpoint,
 }
 
@@ -77,6 +84,15 @@ const TAGS = [
     description: 'Attendance records. Sessions created or edited through the API are flagged for review.',
   },
   { name: 'Scans', description: 'Badge scans at devices: each checks an operator in or out, or is flagged.' },
+  {
+    name: 'Pay periods',
+    description:
+      'Ranges of work dates that payroll closes once every session in them is reviewed; a closed period freezes its sessions.',
+  },
+  {
+    name: 'Timesheets',
+    description: 'Hours per operator and work date (or week), by review status, as JSON or CSV for payroll.',
+  },
   { name: 'Events', description: 'Everything that happened, newest first; what webhooks deliver.' },
   {
     name: 'Webhooks',
@@ -88,7 +104,7 @@ const TAGS = [
 
 const DESCRIPTION = `Records worker attendance: operators check in and out at devices (scans), which makes sessions; sessions can also be created and edited through the API to backfill history. Changes are pushed as signed webhook events.
 
-**Authentication.** Every \`/v1\` request carries \`Authorization: Bearer <API key>\` (\`sk_test_…\` or \`sk_live_…\`). A missing, invalid, revoked or expired key gets 401 \`authentication_error\`; a key without the route's scope (\`<resource>:read\` or \`<resource>:write\`; write implies read) gets 403 \`insufficient_scope\`. Only this document (and the \`/docs\` reference) is public.
+**Authentication.** Every \`/v1\` request carries \`Authorization: Bearer <API key>\` (\`sk_test_…\` or \`sk_live_…\`). A missing, invalid, revoked or expired key gets 401 \`authentication_error\`; a key without the route's scope (\`<resource>:read\` or \`<resource>:write\`; write implies read; approving and rejecting sessions, and closing and reopening pay periods, also need \`sessions:approve\`, which no other scope implies) gets 403 \`insufficient_scope\`. Only this document (and the \`/docs\` reference) is public.
 
 **Modes.** A key works in test mode or live mode. Test objects and live objects are separate: a key sees only its own account's objects of its own mode (other objects answer 404), and a body that references an object of the other mode gets 422 \`cross_mode_reference\`. Every object carries \`livemode\`.
 
@@ -226,7 +242,7 @@ function webhookDocuments() {
       const about =
         type === TEST_EVENT_TYPE
           ? 'Sent only by `POST /v1/webhook-endpoints/{id}/send-test`, to that endpoint alone; `data.object` is the endpoint.'
-          : `Sent to every enabled endpoint whose \`enabled_events\` match \`${type}\` (exactly, as \`${resource}.*\`, or \`*\`); \`data.object\` is the ${resource} after the change.`
+          : `Sent to every enabled endpoint whose \`enabled_events\` match \`${type}\` (exactly, as \`${resource}.*\`, or \`*\`) and that existed when it happened; \`data.object\` is the ${resource} after the change.${type === ENDPOINT_DISABLED_EVENT_TYPE ? ' Emitted once when the service auto-disables an endpoint (without its secret); never sent to that endpoint.' : ''}`
       return [
         type,
         {

@@ -30,10 +30,27 @@ export class Paginator {
     fetch: KeysetFetch<Row>,
     toApi: (row: Row) => Out,
   ): Promise<Page<Out>> {
+    return this.pageByKey(list, auth, query, fetch, (row) => row.id, isString, toApi)
+  }
+
+  /**
+   * The same for a list ordered by another key (a timesheet: operator ident, then date). `keyOf`
+   * gives a row's key, which the cursor carries (signed, so it needs no more checking than its
+   * shape, `isKey`); `fetch` answers the rows after that key in the list's order.
+   */
+  async pageByKey<Row, Key, Out>(
+    list: string,
+    auth: AuthContext,
+    query: PaginationQuery,
+    fetch: (after: Key | undefined, take: number) => Promise<Row[]>,
+    keyOf: (row: Row) => Key,
+    isKey: (value: unknown) => value is Key,
+    toApi: (row: Row) => Out,
+  ): Promise<Page<Out>> {
     const limit = query.limit ?? DEFAULT_LIMIT
     const scope = `${list}|${auth.accountId}|${auth.livemode ? 'live' : 'test'}`
-    const beforeId = query.cursor === undefined ? undefined : this.decode(query.cursor, scope)
-    const rows = await fetch(beforeId, limit + 1)
+    const after = query.cursor === undefined ? undefined : this.decode(query.cursor, scope, isKey)
+    const rows = await fetch(after, limit + 1)
     const hasMore = rows.length > limit
     const data = hasMore ? rows.slice(0, limit) : rows
     const last = data[data.length - 1]
@@ -41,16 +58,16 @@ export class Paginator {
       object: 'list',
       data: data.map(toApi),
       has_more: hasMore,
-      next_cursor: hasMore && last ? this.encode(last.id, scope) : null,
+      next_cursor: hasMore && last !== undefined ? this.encode(keyOf(last), scope) : null,
     }
   }
 
-  private encode(lastId: string, scope: string): string {
-    const payload = Buffer.from(JSON.stringify({ k: lastId })).toString('base64url')
+  private encode(key: unknown, scope: string): string {
+    const payload = Buffer.from(JSON.stringify({ k: key })).toString('base64url')
     return `${payload}.${this.sign(payload, scope).toString('base64url')}`
   }
 
-  private decode(cursor: string, scope: string): string {
+  private decode<Key>(cursor: string, scope: string, isKey: (value: unknown) => value is Key): Key {
     const [payload, signature, extra] = cursor.split('.')
     if (!payload || !signature || extra !== undefined) throw errors.invalidCursor()
     // Compare the text, not the decoded bytes: base64 decoding ignores stray characters and the
@@ -60,7 +77,7 @@ export class Paginator {
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw errors.invalidCursor()
     try {
       const parsed = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { k?: unknown }
-      if (typeof parsed.k === 'string') return parsed.k
+      if (isKey(parsed.k)) return parsed.k
     } catch {
       // A signed payload that does not parse can only come from a bug; refuse it all the same.
     }
@@ -71,6 +88,8 @@ export class Paginator {
     return createHmac('sha256', this.secret).update(`${scope}\n${payload}`).digest()
   }
 }
+
+const isString = (value: unknown): value is string => typeof value === 'string'
 
 export interface PaginationQuery {
   limit?: number

@@ -1,7 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import type { Static, TObject, TSchema } from 'typebox'
-import { errors } from '../core/errors.js'
 import type { AuthContext } from '../core/identity.js'
 import { IdParams, listEnvelope, ref } from '../core/schemas.js'
 import type { Executor, Trx } from '../db/connection.js'
@@ -11,56 +10,63 @@ import { errorResponses } from './schemas.js'
 
 /**
  * The standard routes of a resource, declared once: create (idempotent), retrieve, update, delete
- * and list. Each resource supplies its schemas and service functions; the HTTP shape (status codes,
- * scopes, error responses, transactions, pagination) is the same for all of them.
+ * and list, each present when the resource has the service function for it. The HTTP shape (status
+ * codes, scopes, error responses, transactions, pagination) is the same for all of them; the
+ * services own the rules, the reads included (a 404 comes from the service).
  */
 export interface ResourceDefinition<
-  Row extends { id: string },
-  Api,
+  Api extends { id: string },
   Create extends TObject,
   Update extends TObject,
   Query extends TObject,
 > {
   /** e.g. `/v1/locations` */
   path: string
-  /** e.g. `location`: used in messages and the pagination scope */
+  /** e.g. `location`: used in summaries and the pagination scope */
   name: string
   tag: string
   scope: ScopeResource
   /** The resource's named schema (with `$id`); routes refer to it, never copy it. */
   schema: TSchema
-  /** The create answer when it differs from `schema` (a webhook endpoint shows its secret once). */
-  createResponse?: TSchema
-  createBody: Create
-  updateBody: Update
-  listQuery: Query
-  create: (trx: Trx, auth: AuthContext, body: Static<Create>) => Promise<Api>
-  find: (db: Executor, auth: AuthContext, id: string) => Promise<Row | undefined>
-  update: (trx: Trx, auth: AuthContext, id: string, body: Static<Update>) => Promise<Api>
-  /** Absent for resources that cannot be deleted. */
+  create?: {
+    body: Create
+    /** When creating it means more than "create" (a scan checks an operator in or out). */
+    summary?: string
+    /** The answer when it differs from `schema` (a webhook endpoint shows its secret once). */
+    response?: TSchema
+    run: (trx: Trx, auth: AuthContext, body: Static<Create>) => Promise<unknown>
+  }
+  retrieve: (db: Executor, auth: AuthContext, id: string) => Promise<Api>
+  update?: {
+    body: Update
+    run: (trx: Trx, auth: AuthContext, id: string, body: Static<Update>) => Promise<Api>
+  }
   remove?: {
     summary: string
     /** A named schema (with `$id`): the deleted object, or the resource itself for a soft delete. */
     response: TSchema
     run: (trx: Trx, auth: AuthContext, id: string) => Promise<unknown>
+    /** Error statuses of the delete's own rules (a session in a closed pay period: 409). */
+    errorStatuses?: number[]
   }
-  list: (
-    db: Executor,
-    auth: AuthContext,
-    query: Static<Query>,
-    beforeId: string | undefined,
-    take: number,
-  ) => Promise<Row[]>
-  toApi: (row: Row) => Api
+  list: {
+    query: Query
+    run: (
+      db: Executor,
+      auth: AuthContext,
+      query: Static<Query>,
+      beforeId: string | undefined,
+      take: number,
+    ) => Promise<Api[]>
+  }
 }
 
 export function registerResourceRoutes<
-  Row extends { id: string },
-  Api,
+  Api extends { id: string },
   Create extends TObject,
   Update extends TObject,
   Query extends TObject,
->(instance: FastifyInstance, def: ResourceDefinition<Row, Api, Create, Update, Query>): void {
+>(instance: FastifyInstance, def: ResourceDefinition<Api, Create, Update, Query>): void {
   const app = instance.withTypeProvider<TypeBoxTypeProvider>()
   const tags = [def.tag]
   const read = { scope: `${def.scope}:read` as const }
@@ -69,23 +75,26 @@ export function registerResourceRoutes<
   const label = def.name.replaceAll('_', ' ')
   const article = /^[aeiou]/.test(label) ? 'an' : 'a'
 
-  app.post(
-    def.path,
-    {
-      config: write,
-      schema: {
-        tags,
-        summary: `Create ${article} ${label}`,
-        'x-idempotent': true,
-        body: def.createBody,
-        response: { 201: ref(def.createResponse ?? def.schema, `The created ${label}.`) },
+  const create = def.create
+  if (create) {
+    app.post(
+      def.path,
+      {
+        config: write,
+        schema: {
+          tags,
+          summary: create.summary ?? `Create ${article} ${label}`,
+          'x-idempotent': true,
+          body: create.body,
+          response: { 201: ref(create.response ?? def.schema, `The created ${label}.`) },
+        },
       },
-    },
-    (request, reply) =>
-      app.creates.run(request, reply, (trx) =>
-        def.create(trx, requireAuth(request), request.body as Static<Create>),
-      ),
-  )
+      (request, reply) =>
+        app.creates.run(request, reply, (trx) =>
+          create.run(trx, requireAuth(request), request.body as Static<Create>),
+        ),
+    )
+  }
 
   app.get(
     byId,
@@ -98,32 +107,31 @@ export function registerResourceRoutes<
         response: { 200: ref(def.schema, `The ${label}.`) },
       },
     },
-    async (request) => {
-      const row = await def.find(app.db, requireAuth(request), request.params.id)
-      if (!row) throw errors.notFound(def.name, request.params.id)
-      return def.toApi(row)
-    },
+    (request) => def.retrieve(app.db, requireAuth(request), request.params.id),
   )
 
-  app.patch(
-    byId,
-    {
-      config: write,
-      schema: {
-        tags,
-        summary: `Update ${article} ${label}`,
-        params: IdParams,
-        body: def.updateBody,
-        response: { 200: ref(def.schema, `The updated ${label}.`), ...errorResponses(409) },
+  const update = def.update
+  if (update) {
+    app.patch(
+      byId,
+      {
+        config: write,
+        schema: {
+          tags,
+          summary: `Update ${article} ${label}`,
+          params: IdParams,
+          body: update.body,
+          response: { 200: ref(def.schema, `The updated ${label}.`), ...errorResponses(409) },
+        },
       },
-    },
-    (request) =>
-      app.db
-        .transaction()
-        .execute((trx) =>
-          def.update(trx, requireAuth(request), request.params.id, request.body as Static<Update>),
-        ),
-  )
+      (request) =>
+        app.db
+          .transaction()
+          .execute((trx) =>
+            update.run(trx, requireAuth(request), request.params.id, request.body as Static<Update>),
+          ),
+    )
+  }
 
   const remove = def.remove
   if (remove) {
@@ -142,6 +150,7 @@ export function registerResourceRoutes<
                 ? `The ${label}, deactivated (a soft delete).`
                 : `The ${label} is gone: its id, with \`deleted: true\`.`,
             ),
+            ...errorResponses(...(remove.errorStatuses ?? [])),
           },
         },
       },
@@ -150,6 +159,7 @@ export function registerResourceRoutes<
     )
   }
 
+  const list = def.list
   app.get(
     def.path,
     {
@@ -157,7 +167,7 @@ export function registerResourceRoutes<
       schema: {
         tags,
         summary: `List ${label}s, newest first`,
-        querystring: def.listQuery,
+        querystring: list.query,
         response: { 200: listEnvelope(ref(def.schema), `A page of ${label}s, newest first.`) },
       },
     },
@@ -168,8 +178,8 @@ export function registerResourceRoutes<
         def.name,
         auth,
         query,
-        (beforeId, take) => def.list(app.db, auth, query, beforeId, take),
-        def.toApi,
+        (beforeId, take) => list.run(app.db, auth, query, beforeId, take),
+        (item) => item,
       )
     },
   )

@@ -49,7 +49,7 @@ const STATUS_MEANINGS: Record<number, { name: string; meaning: string }> = {
   409: {
     name: 'Conflict',
     meaning:
-      'A uniqueness conflict, a disabled webhook endpoint, or an Idempotency-Key reused with another request or still in flight.',
+      'A uniqueness conflict, a session overlapping another of its operator, a disabled webhook endpoint, or an Idempotency-Key reused with another request or still in flight.',
   },
   413: { name: 'PayloadTooLarge', meaning: 'Body larger than 1 MiB.' },
   415: { name: 'UnsupportedMediaType', meaning: 'A body whose Content-Type is not application/json.' },

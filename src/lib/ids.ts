@@ -14,6 +14,7 @@ export type IdPrefix =
   | 'wha'
   | 'evt'
   | 'rev'
+  | 'pp'
 
 const pool = Buffer.alloc(4096)
 let poolOffset = pool.length

@@ -224,6 +224,22 @@ describe.runIf(chromiumAvailable())('the console in a browser', () => {
     expect(resent.body.attempts.at(-1)).toMatchObject({ kind: 'resend', status_code: 200 })
   })
 
+  it('recovers the deliveries of a window and shows what the API did', async () => {
+    // datetime-local is wall-clock time in the browser's zone, UTC here.
+    const since = new Date(Date.now() - 60 * 60 * 1000).toISOString().slice(0, 16)
+    await page.getByLabel('Recover since').fill(since)
+    await page.getByRole('button', { name: 'Recover', exact: true }).click()
+    const result = page.getByText(/^Recovered \d+ failed/)
+    await result.waitFor()
+    const deliveries = await api().get<{ data: Delivery[] }>(
+      `/v1/webhook-deliveries?endpoint_id=${endpointId}`,
+    )
+    const recovered = deliveries.body.data.filter((d) => d.status === 'pending').length
+    expect(await result.innerText()).toMatch(
+      new RegExp(`^Recovered ${recovered} failed deliver(y|ies) and created 0 `),
+    )
+  })
+
   it('signs out, forgetting the key', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click()
     await page.getByLabel('API key').waitFor()

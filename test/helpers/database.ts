@@ -3,6 +3,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
+import { inject } from 'vitest'
 
 export type TestDialect = 'sqlite' | 'postgres'
 
@@ -11,13 +12,16 @@ export const dialect: TestDialect = process.env.TEST_DIALECT === 'postgres' ? 'p
 export interface TestDatabase {
   /** A DATABASE_URL for this fresh, empty database. */
   url: string
-  /** Removes the database (file or schema). */
+  /**
+   * Removes a SQLite file now. A PostgreSQL schema stays until the run ends and its database is
+   * dropped (test/helpers/postgres-run.ts says why).
+   */
   drop(): Promise<void>
 }
 
 /**
  * A fresh database per call: a SQLite file in a temporary folder, or a PostgreSQL schema of its
- * own (selected through the connection's search_path) in the test database. Real databases, no
+ * own (selected through the connection's search_path) in this run's database. Real databases, no
  * mocks; tests of different files never see each other's rows.
  */
 export async function createTestDatabase(): Promise<TestDatabase> {
@@ -28,16 +32,12 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       drop: async () => fs.rmSync(dir, { recursive: true, force: true }),
     }
   }
-  const base = process.env.TEST_POSTGRES_URL ?? 'postgres://root@127.0.0.1:5432/test'
+  const base = inject('postgresRunUrl')
   const schema = `t_${randomBytes(6).toString('hex')}`
   await withClient(base, (c) => c.query(`create schema ${schema}`))
   const url = new URL(base)
   url.searchParams.set('options', `-c search_path=${schema}`)
-  return {
-    url: url.toString(),
-    drop: () =>
-      withClient(base, (c) => c.query(`drop schema if exists ${schema} cascade`)).then(() => undefined),
-  }
+  return { url: url.toString(), drop: async () => undefined }
 }
 
 async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {

@@ -1,13 +1,15 @@
 import { useState } from 'preact/hooks'
-import type { Location, Operator, Session, SessionListParams } from '../../../packages/client/src/types.js'
+import type { Session, SessionListParams } from '../../../packages/client/src/types.js'
 import { ApiError } from '../api.js'
 import { ErrorNotice } from '../components/ErrorNotice.js'
 import { LoadMore } from '../components/LoadMore.js'
+import { LocationSelect } from '../components/LocationSelect.js'
 import { PageTitle } from '../components/PageTitle.js'
 import { useSignedIn } from '../context.js'
 import { hours, localTime, words } from '../format.js'
-import { useLoad, usePagedList } from '../hooks.js'
+import { usePagedList } from '../hooks.js'
 import { useLocation } from '../locations.js'
+import { operatorIdOf } from '../operators.js'
 import { Link } from '../router.js'
 
 type SessionFilter = Omit<SessionListParams, 'limit' | 'cursor'>
@@ -42,11 +44,6 @@ function SessionFilters({ onApply }: { onApply: (filter: SessionFilter) => void 
   const { api } = useSignedIn()
   const [form, setForm] = useState(EMPTY_FORM)
   const [problem, setProblem] = useState<ApiError | undefined>()
-  // The first 200 locations fill the menu; a longer list is rare for one account.
-  const locations = useLoad(
-    async () => (await api.list<Location>('/v1/locations', { limit: 200 })).data,
-    [api],
-  )
   const field =
     (name: keyof FilterForm) => (event: { currentTarget: HTMLInputElement | HTMLSelectElement }) =>
       setForm({ ...form, [name]: event.currentTarget.value })
@@ -55,20 +52,9 @@ function SessionFilters({ onApply }: { onApply: (filter: SessionFilter) => void 
     event.preventDefault()
     setProblem(undefined)
     let operatorId: string | undefined
-    // The API filters by operator id; a manager knows the ident.
     if (form.operatorIdent.trim() !== '') {
       try {
-        const found = await api.list<Operator>('/v1/operators', {
-          ident: form.operatorIdent.trim(),
-          limit: 1,
-        })
-        operatorId = found.data[0]?.id
-        if (!operatorId) {
-          setProblem(
-            new ApiError(0, 'unknown_operator', `No operator has the ident ${form.operatorIdent.trim()}.`),
-          )
-          return
-        }
+        operatorId = await operatorIdOf(api, form.operatorIdent.trim())
       } catch (error) {
         setProblem(error instanceof ApiError ? error : new ApiError(0, 'client_error', String(error)))
         return
@@ -97,14 +83,11 @@ function SessionFilters({ onApply }: { onApply: (filter: SessionFilter) => void 
       </div>
       <div>
         <label for="filter-location">Location</label>
-        <select id="filter-location" value={form.locationId} onChange={field('locationId')}>
-          <option value="">Any</option>
-          {(locations.value ?? []).map((location) => (
-            <option key={location.id} value={location.id}>
-              {location.name}
-            </option>
-          ))}
-        </select>
+        <LocationSelect
+          id="filter-location"
+          value={form.locationId}
+          onChange={(locationId) => setForm({ ...form, locationId })}
+        />
       </div>
       <div>
         <label for="filter-status">Status</label>

@@ -8,6 +8,7 @@ import { PageTitle } from '../components/PageTitle.js'
 import { useSignedIn } from '../context.js'
 import { localTime } from '../format.js'
 import { useAction, useLoad, usePagedList } from '../hooks.js'
+import { RecoverForm } from '../webhooks/RecoverForm.js'
 import { EndpointStatus } from './WebhookEndpointsPage.js'
 
 type DeliveryStatus = WebhookDelivery['status']
@@ -90,6 +91,8 @@ function DeliveryCard({
 export function WebhookDeliveriesPage({ endpointId }: { endpointId: string }) {
   const { api } = useSignedIn()
   const [status, setStatus] = useState<'' | DeliveryStatus>('')
+  // A recovery changes deliveries of the log: it is read again from its first page.
+  const [recoveries, setRecoveries] = useState(0)
   const endpoint = useLoad(
     () => api.get<WebhookEndpoint>(pathOf('/v1/webhook-endpoints', endpointId)),
     [api, endpointId],
@@ -101,7 +104,7 @@ export function WebhookDeliveriesPage({ endpointId }: { endpointId: string }) {
         { endpoint_id: endpointId, status, limit: 20 },
         cursor,
       ),
-    [api, endpointId, status],
+    [api, endpointId, status, recoveries],
   )
   return (
     <>
@@ -112,6 +115,7 @@ export function WebhookDeliveriesPage({ endpointId }: { endpointId: string }) {
           Endpoint <code>{endpoint.value.url}</code> <EndpointStatus endpoint={endpoint.value} />
         </p>
       )}
+      <RecoverForm endpointId={endpointId} onRecovered={() => setRecoveries((count) => count + 1)} />
       <div class="filters">
         <div>
           <label for="delivery-status">Status</label>

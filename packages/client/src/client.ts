@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto'
+import { Readable } from 'node:stream'
+import type { ReadableStream as NodeReadableStream } from 'node:stream/web'
 import { AttendanceApiError, AttendanceConnectionError } from './errors.js'
 import type {
   DeletedObject,
@@ -21,17 +23,27 @@ import type {
   OperatorList,
   OperatorListParams,
   OperatorUpdateParams,
+  PayPeriod,
+  PayPeriodCreateParams,
+  PayPeriodList,
+  PayPeriodListParams,
   Scan,
   ScanCreateParams,
   ScanList,
   ScanListParams,
   Session,
+  SessionApproveParams,
   SessionCreateParams,
   SessionList,
   SessionListParams,
+  SessionRejectParams,
   SessionRevisionList,
   SessionRevisionListParams,
   SessionUpdateParams,
+  TimesheetCsvParams,
+  TimesheetEntry,
+  TimesheetList,
+  TimesheetListParams,
   WebhookDelivery,
   WebhookDeliveryList,
   WebhookDeliveryListParams,
@@ -39,10 +51,12 @@ import type {
   WebhookEndpointCreateParams,
   WebhookEndpointList,
   WebhookEndpointListParams,
+  WebhookEndpointRecoverParams,
   WebhookEndpointRotated,
   WebhookEndpointRotateSecretParams,
   WebhookEndpointUpdateParams,
   WebhookEndpointWithSecret,
+  WebhookRecovery,
 } from './types.js'
 
 // The sync tool and other callers may import everything from this module.
@@ -92,6 +106,13 @@ export interface RequestOptions {
 
 export type HttpVerb = 'GET' | 'POST' | 'PATCH' | 'DELETE'
 
+/** A streamed download (`timesheets.csv`): the body as a Node.js stream, with the answer's headers. */
+export type DownloadStream = Readable & {
+  headers: Headers
+  /** `X-Total-Count`: the rows the server expects to send (for a progress bar), when it said. */
+  totalRows: number | undefined
+}
+
 export interface RawRequestOptions extends RequestOptions {
   /** Query parameters; `undefined` and `null` values are left out. */
   query?: object | undefined
@@ -125,6 +146,8 @@ export class AttendanceClient {
   readonly webhookEndpoints: WebhookEndpoints
   readonly webhookDeliveries: WebhookDeliveries
   readonly events: Events
+  readonly payPeriods: PayPeriods
+  readonly timesheets: Timesheets
 
   // Private fields: the key never shows in console.log(client) or JSON.stringify(client).
   readonly #apiKey: string
@@ -160,6 +183,8 @@ export class AttendanceClient {
     this.webhookEndpoints = new WebhookEndpoints(this)
     this.webhookDeliveries = new WebhookDeliveries(this)
     this.events = new Events(this)
+    this.payPeriods = new PayPeriods(this)
+    this.timesheets = new Timesheets(this)
   }
 
   /**
@@ -223,6 +248,71 @@ export class AttendanceClient {
           body: text,
         })
       }
+      const error = AttendanceApiError.fromResponse(
+        response.status,
+        response.headers,
+        parsed.ok ? parsed.value : text,
+      )
+      if (retriesLeft && isRetryable(error)) {
+        await sleep(retryDelayMs(error, attempt), callerSignal)
+        continue
+      }
+      throw error
+    }
+  }
+
+  /**
+   * A GET whose answer is not JSON (a CSV), as a Node.js stream of its body. The client's retries
+   * apply until the answer's headers arrive (429, 5xx, network errors); `timeoutMs` bounds the wait
+   * for them, not the download, which the caller's `signal` can abort. Rejects like `request` for
+   * an error answer.
+   */
+  async stream(path: string, options: RawRequestOptions & { accept: string }): Promise<DownloadStream> {
+    const url = `${this.baseUrl}${path}${queryString(options.query)}`
+    const headers: Record<string, string> = {
+      accept: options.accept,
+      authorization: `Bearer ${this.#apiKey}`,
+      'user-agent': USER_AGENT,
+    }
+    const maxRetries = options.maxRetries ?? this.maxRetries
+    const timeoutMs = options.timeoutMs ?? this.timeoutMs
+    const callerSignal = options.signal
+    const fetchImpl = this.#fetch
+    for (let attempt = 0; ; attempt++) {
+      const retriesLeft = attempt < maxRetries
+      const controller = new AbortController()
+      const timer = setTimeout(
+        () => controller.abort(new Error(`no answer within ${timeoutMs} ms`)),
+        timeoutMs,
+      )
+      const signal = callerSignal ? AbortSignal.any([callerSignal, controller.signal]) : controller.signal
+      let response: Response
+      try {
+        response = await fetchImpl(url, { method: 'GET', headers, signal })
+      } catch (error) {
+        clearTimeout(timer)
+        if (callerSignal?.aborted) throw callerSignal.reason
+        if (retriesLeft) {
+          await sleep(backoffMs(attempt), callerSignal)
+          continue
+        }
+        const timedOut = controller.signal.aborted
+        throw new AttendanceConnectionError(
+          `GET ${path}: no answer from ${this.baseUrl} after ${attempt + 1} attempt(s): ${timedOut ? `timed out after ${timeoutMs} ms` : describe(error)}`,
+          { cause: error, attempts: attempt + 1, timedOut },
+        )
+      }
+      clearTimeout(timer)
+      if (response.ok && response.body) {
+        const body = Readable.fromWeb(response.body as unknown as NodeReadableStream<Uint8Array>)
+        const total = Number(response.headers.get('x-total-count'))
+        return Object.assign(body, {
+          headers: response.headers,
+          totalRows: Number.isInteger(total) && total >= 0 ? total : undefined,
+        })
+      }
+      const text = await response.text().catch(() => '')
+      const parsed = parseJson(text)
       const error = AttendanceApiError.fromResponse(
         response.status,
         response.headers,
@@ -441,6 +531,17 @@ export class Sessions extends Resource {
   iterate(params: SessionListParams = {}, options?: RequestOptions): AsyncIterableIterator<Session> {
     return paginate((page: SessionListParams) => this.list(page, options), params)
   }
+  /**
+   * `POST /v1/sessions/{id}/approve` (scope `sessions:approve`): `review_status` becomes `approved`; `note`
+   * is optional.
+   */
+  approve(id: string, params: SessionApproveParams = {}, options?: RequestOptions): Promise<Session> {
+    return this.request('POST', pathOf('/v1/sessions', id, '/approve'), { ...options, body: params })
+  }
+  /** `POST /v1/sessions/{id}/reject` (scope `sessions:approve`): `note` is required; it then counts for nothing. */
+  reject(id: string, params: SessionRejectParams, options?: RequestOptions): Promise<Session> {
+    return this.request('POST', pathOf('/v1/sessions', id, '/reject'), { ...options, body: params })
+  }
   /** `GET /v1/sessions/{id}/revisions`: one page of the session's change history. */
   revisions(
     id: string,
@@ -521,6 +622,18 @@ export class WebhookEndpoints extends Resource {
       idempotent: true,
     })
   }
+  /**
+   * `POST /v1/webhook-endpoints/{id}/recover`: after an outage, its failed deliveries of the window
+   * `[since, until)` go back to pending (same ids) and the deliveries it missed while disabled are
+   * created. Safe to call again: nothing that succeeded is sent twice.
+   */
+  recover(
+    id: string,
+    params: WebhookEndpointRecoverParams,
+    options?: RequestOptions,
+  ): Promise<WebhookRecovery> {
+    return this.request('POST', pathOf('/v1/webhook-endpoints', id, '/recover'), { ...options, body: params })
+  }
 }
 
 export class WebhookDeliveries extends Resource {
@@ -551,5 +664,57 @@ export class Events extends Resource {
   }
   iterate(params: EventListParams = {}, options?: RequestOptions): AsyncIterableIterator<Event> {
     return paginate((page: EventListParams) => this.list(page, options), params)
+  }
+}
+
+export class PayPeriods extends Resource {
+  /** `POST /v1/pay-periods` (idempotent): inclusive dates, at most 62 days, not overlapping another period. */
+  create(params: PayPeriodCreateParams, options?: RequestOptions): Promise<PayPeriod> {
+    return this.request('POST', '/v1/pay-periods', { ...options, body: params, idempotent: true })
+  }
+  retrieve(id: string, options?: RequestOptions): Promise<PayPeriod> {
+    return this.request('GET', pathOf('/v1/pay-periods', id), options)
+  }
+  list(params: PayPeriodListParams = {}, options?: RequestOptions): Promise<PayPeriodList> {
+    return this.request('GET', '/v1/pay-periods', { ...options, query: params })
+  }
+  iterate(params: PayPeriodListParams = {}, options?: RequestOptions): AsyncIterableIterator<PayPeriod> {
+    return paginate((page: PayPeriodListParams) => this.list(page, options), params)
+  }
+  /**
+   * `POST /v1/pay-periods/{id}/close`: 409 `pending_reviews` while a session in it awaits review or is open;
+   * afterwards its sessions are frozen (409 `period_closed`). Scopes `timesheets:write` and `sessions:approve`.
+   */
+  close(id: string, options?: RequestOptions): Promise<PayPeriod> {
+    return this.request('POST', pathOf('/v1/pay-periods', id, '/close'), options)
+  }
+  /** `POST /v1/pay-periods/{id}/reopen`: its sessions can be changed again. */
+  reopen(id: string, options?: RequestOptions): Promise<PayPeriod> {
+    return this.request('POST', pathOf('/v1/pay-periods', id, '/reopen'), options)
+  }
+}
+
+export class Timesheets extends Resource {
+  readonly #client: AttendanceClient
+
+  constructor(client: AttendanceClient) {
+    super(client)
+    this.#client = client
+  }
+
+  /** `GET /v1/timesheets`: one page of hours per operator and work date (or week), by operator_ident then date. */
+  list(params: TimesheetListParams, options?: RequestOptions): Promise<TimesheetList> {
+    return this.request('GET', '/v1/timesheets', { ...options, query: params })
+  }
+  /** Every entry of the timesheet, across all pages. */
+  iterate(params: TimesheetListParams, options?: RequestOptions): AsyncIterableIterator<TimesheetEntry> {
+    return paginate((page: TimesheetListParams) => this.list(page, options), params)
+  }
+  /**
+   * `GET /v1/timesheets` with `Accept: text/csv`: the whole timesheet as CSV, streamed (pipe it to a file;
+   * nothing is held in memory). `totalRows` on the stream is the number of data rows announced.
+   */
+  csv(params: TimesheetCsvParams, options?: RequestOptions): Promise<DownloadStream> {
+    return this.#client.stream('/v1/timesheets', { ...options, query: params, accept: 'text/csv' })
   }
 }

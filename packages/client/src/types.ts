@@ -75,6 +75,22 @@ export type SessionDeleted = ResponseOf<Operation<'/v1/sessions/{id}', 'delete'>
 export type SessionRevisionListParams = QueryOf<Operation<'/v1/sessions/{id}/revisions', 'get'>>
 export type SessionRevisionList = ResponseOf<Operation<'/v1/sessions/{id}/revisions', 'get'>>
 export type SessionRevision = ListItem<SessionRevisionList>
+export type SessionApproveParams = RequestBodyOf<Operation<'/v1/sessions/{id}/approve', 'post'>>
+export type SessionRejectParams = RequestBodyOf<Operation<'/v1/sessions/{id}/reject', 'post'>>
+export type ReviewStatus = Session['review_status']
+
+// Pay periods
+export type PayPeriod = ResponseOf<Operation<'/v1/pay-periods/{id}', 'get'>>
+export type PayPeriodCreateParams = RequestBodyOf<Operation<'/v1/pay-periods', 'post'>>
+export type PayPeriodListParams = QueryOf<Operation<'/v1/pay-periods', 'get'>>
+export type PayPeriodList = ResponseOf<Operation<'/v1/pay-periods', 'get'>>
+
+// Timesheets
+export type TimesheetListParams = QueryOf<Operation<'/v1/timesheets', 'get'>>
+export type TimesheetList = ResponseOf<Operation<'/v1/timesheets', 'get'>>
+export type TimesheetEntry = ListItem<TimesheetList>
+/** The CSV has every row at once: no `limit` or `cursor`. */
+export type TimesheetCsvParams = Omit<TimesheetListParams, 'limit' | 'cursor'>
 
 // Scans
 export type Scan = ResponseOf<Operation<'/v1/scans/{id}', 'get'>>
@@ -95,6 +111,10 @@ export type WebhookEndpointRotateSecretParams = RequestBodyOf<
   Operation<'/v1/webhook-endpoints/{id}/rotate-secret', 'post'>
 >
 export type WebhookEndpointRotated = ResponseOf<Operation<'/v1/webhook-endpoints/{id}/rotate-secret', 'post'>>
+export type WebhookEndpointRecoverParams = RequestBodyOf<
+  Operation<'/v1/webhook-endpoints/{id}/recover', 'post'>
+>
+export type WebhookRecovery = ResponseOf<Operation<'/v1/webhook-endpoints/{id}/recover', 'post'>>
 
 // Webhook deliveries
 export type WebhookDelivery = ResponseOf<Operation<'/v1/webhook-deliveries/{id}', 'get'>>

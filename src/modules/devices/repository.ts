@@ -3,7 +3,7 @@ import type { AuthContext } from '../../core/identity.js'
 import type { Executor, Trx } from '../../db/connection.js'
 import { supportsRowLocks } from '../../db/connection.js'
 import type { DevicesTable } from '../../db/schema.js'
-import { otherModeOf, ownedBy } from '../../db/scope.js'
+import { type Owner, ownedBy } from '../../db/scope.js'
 import { toIso } from '../../lib/time.js'
 import type { Device, ListDevicesQuery } from './schemas.js'
 
@@ -36,18 +36,14 @@ export async function findDevice(db: Executor, auth: AuthContext, id: string, lo
     .executeTakeFirst()
 }
 
-export async function findDeviceByCode(db: Executor, auth: AuthContext, code: string) {
-  return owned(db, auth).where('code', '=', code).executeTakeFirst()
-}
-
-export async function deviceCodeExistsInOtherMode(db: Executor, auth: AuthContext, code: string) {
-  const row = await db
+/** The device of an account and mode with this code (unique there), as a list: what a reference names. */
+export async function findDevicesByCode(db: Executor, owner: Owner, code: string) {
+  return db
     .selectFrom('devices')
-    .select('id')
-    .where((eb) => eb.and(otherModeOf(auth)))
+    .selectAll()
+    .where((eb) => eb.and(owner))
     .where('code', '=', code)
-    .executeTakeFirst()
-  return row !== undefined
+    .execute()
 }
 
 export async function insertDevice(trx: Trx, row: DeviceRow) {

@@ -1,22 +1,39 @@
 import { errors } from '../../core/errors.js'
 import type { AuthContext } from '../../core/identity.js'
 import type { Executor, Trx } from '../../db/connection.js'
-import { isUniqueViolation } from '../../db/connection.js'
-import { changedFields, previousAttributes } from '../../lib/changes.js'
-import { newId } from '../../lib/ids.js'
+import { changedFields } from '../../lib/changes.js'
 import { recordEvent } from '../events/outbox.js'
 import { resolveLocation } from '../locations/service.js'
+import { resolveReference } from '../shared/references.js'
+import {
+  createResource,
+  listService,
+  lockResource,
+  type ResourceStore,
+  retrieveResource,
+  updateResource,
+} from '../shared/resources.js'
 import {
   type DeviceRow,
   deleteDeviceRow,
-  deviceCodeExistsInOtherMode,
   findDevice,
-  findDeviceByCode,
+  findDevicesByCode,
   insertDevice,
+  listDeviceRows,
   toDevice,
   updateDeviceRow,
 } from './repository.js'
 import type { CreateDeviceBody, Device, UpdateDeviceBody } from './schemas.js'
+
+const devices: ResourceStore<DeviceRow, Device> = {
+  name: 'device',
+  prefix: 'dev',
+  find: findDevice,
+  insert: insertDevice,
+  write: updateDeviceRow,
+  toApi: toDevice,
+  duplicate: (row) => errors.duplicateDeviceCode(row.code),
+}
 
 async function locationIdOf(trx: Trx, auth: AuthContext, id: string | null | undefined) {
   if (id === undefined || id === null) return id
@@ -25,68 +42,51 @@ async function locationIdOf(trx: Trx, auth: AuthContext, id: string | null | und
 }
 
 export async function createDevice(trx: Trx, auth: AuthContext, input: CreateDeviceBody): Promise<Device> {
-  const now = Date.now()
-  const row: DeviceRow = {
-    id: newId('dev'),
-    account_id: auth.accountId,
-    livemode: auth.livemode ? 1 : 0,
+  const fields = {
     code: input.code,
     name: input.name ?? null,
     location_id: (await locationIdOf(trx, auth, input.location_id)) ?? null,
-    created_at: now,
-    updated_at: now,
   }
-  try {
-    await insertDevice(trx, row)
-  } catch (error) {
-    if (isUniqueViolation(error)) throw errors.duplicateDeviceCode(input.code)
-    throw error
-  }
-  const device = toDevice(row)
-  await recordEvent(trx, auth, 'device.created', device)
-  return device
+  return createResource(trx, auth, devices, fields, 'device.created')
 }
 
-export async function updateDevice(
+export function retrieveDevice(db: Executor, auth: AuthContext, id: string): Promise<Device> {
+  return retrieveResource(db, auth, devices, id)
+}
+
+export const listDevices = listService(listDeviceRows, toDevice)
+
+export function updateDevice(
   trx: Trx,
   auth: AuthContext,
   id: string,
   input: UpdateDeviceBody,
 ): Promise<Device> {
-  const current = await findDevice(trx, auth, id, true)
-  if (!current) throw errors.notFound('device', id)
-  const changes = changedFields(current, {
-    name: input.name,
-    location_id: await locationIdOf(trx, auth, input.location_id),
+  return updateResource(trx, auth, devices, id, {
+    changes: async (current) =>
+      changedFields(current, {
+        name: input.name,
+        location_id: await locationIdOf(trx, auth, input.location_id),
+      }),
+    event: 'device.updated',
   })
-  if (Object.keys(changes).length === 0) return toDevice(current)
-  const updated: DeviceRow = { ...current, ...changes, updated_at: Date.now() }
-  await updateDeviceRow(trx, id, { ...changes, updated_at: updated.updated_at })
-  const device = toDevice(updated)
-  await recordEvent(
-    trx,
-    auth,
-    'device.updated',
-    device,
-    previousAttributes(toDevice(current), Object.keys(changes)),
-  )
-  return device
 }
 
 /** Removes the device. Sessions keep its code, so every session that referred to it stays readable. */
 export async function deleteDevice(trx: Trx, auth: AuthContext, id: string) {
-  const current = await findDevice(trx, auth, id, true)
-  if (!current) throw errors.notFound('device', id)
+  const current = await lockResource(trx, auth, devices, id)
   await deleteDeviceRow(trx, id)
   await recordEvent(trx, auth, 'device.deleted', toDevice(current))
   return { object: 'device' as const, id, deleted: true as const }
 }
 
-/** `device_id` of a session or scan request is the device's code: 422 `unknown_device` or `cross_mode_reference`. */
-export async function resolveDevice(db: Executor, auth: AuthContext, code: string, param = 'device_id') {
-  const device = await findDeviceByCode(db, auth, code)
-  if (device) return device
-  if (await deviceCodeExistsInOtherMode(db, auth, code))
-    throw errors.crossModeReference(param, 'device', code)
-  throw errors.unknownDevice(param, code)
+/** `device_id` of a session or scan request is the device's code. */
+export function resolveDevice(db: Executor, auth: AuthContext, code: string): Promise<DeviceRow> {
+  return resolveReference(auth, {
+    resource: 'device',
+    param: 'device_id',
+    value: code,
+    lookup: (owner) => findDevicesByCode(db, owner, code),
+    unknown: errors.unknownDevice,
+  })
 }

@@ -1,7 +1,9 @@
 import type { AuthContext } from '../../core/identity.js'
 import type { Trx } from '../../db/connection.js'
+import { ownedBy } from '../../db/scope.js'
 import { newId } from '../../lib/ids.js'
 import { toIso } from '../../lib/time.js'
+import type { TEST_EVENT_TYPE } from '../webhooks/subscription.js'
 import { API_VERSION, type EventType } from './types.js'
 
 export interface EventEnvelope {
@@ -14,18 +16,30 @@ export interface EventEnvelope {
   data: { object: Record<string, unknown>; previous_attributes?: Record<string, unknown> }
 }
 
+export interface EventOptions {
+  /** On updates: the previous values of the fields that changed. */
+  previousAttributes?: Record<string, unknown>
+  /**
+   * The event is delivered by its caller alone (send-test), so the outbox relay must not fan it
+   * out to subscriptions: it is stored as dispatched already.
+   */
+  dispatched?: boolean
+}
+
 /**
  * Writes an event into the outbox, inside the caller's transaction: the change and its event
- * commit together or not at all. Webhook delivery reads from this table.
+ * commit together or not at all. Webhook delivery reads from this table. The only writer of
+ * `events`: every envelope is built here.
  */
 export async function recordEvent(
   trx: Trx,
   auth: AuthContext,
-  type: EventType,
+  type: EventType | typeof TEST_EVENT_TYPE,
   object: { object: string; id: string },
-  previousAttributes?: Record<string, unknown>,
+  options: EventOptions = {},
 ): Promise<EventEnvelope> {
   const now = Date.now()
+  const { previousAttributes } = options
   const envelope: EventEnvelope = {
     object: 'event',
     id: newId('evt'),
@@ -39,11 +53,11 @@ export async function recordEvent(
     .insertInto('events')
     .values({
       id: envelope.id,
-      account_id: auth.accountId,
-      livemode: auth.livemode ? 1 : 0,
+      ...ownedBy(auth),
       type,
       created_at: now,
       payload: JSON.stringify(envelope),
+      ...(options.dispatched ? { dispatched_at: now } : {}),
     })
     .execute()
   return envelope

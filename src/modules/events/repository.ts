@@ -80,3 +80,44 @@ export async function lockUndispatchedEvents(trx: Trx, limit: number) {
 export async function markEventsDispatched(trx: Trx, ids: string[], now: number) {
   await trx.updateTable('events').set({ dispatched_at: now }).where('id', 'in', ids).execute()
 }
+
+export interface WindowEventRow {
+  id: string
+  account_id: string
+  livemode: 0 | 1
+  type: string
+  created_at: number
+}
+
+/**
+ * The next batch of one account and mode's events created in [from, to), in (created_at, id)
+ * order after `after` (the last row of the previous batch): a keyset walk along the (account,
+ * mode, created_at) index, so each batch costs the same however far in it is.
+ */
+export async function eventsBetween(
+  db: Executor,
+  scope: { account_id: string; livemode: 0 | 1 },
+  window: { from: number; to: number },
+  after: { created_at: number; id: string } | undefined,
+  limit: number,
+): Promise<WindowEventRow[]> {
+  return db
+    .selectFrom('events')
+    .select(['id', 'account_id', 'livemode', 'type', 'created_at'])
+    .where('account_id', '=', scope.account_id)
+    .where('livemode', '=', scope.livemode)
+    .where('created_at', '>=', window.from)
+    .where('created_at', '<', window.to)
+    .$if(after !== undefined, (q) =>
+      q.where((eb) =>
+        eb.or([
+          eb('created_at', '>', after?.created_at ?? 0),
+          eb.and([eb('created_at', '=', after?.created_at ?? 0), eb('id', '>', after?.id ?? '')]),
+        ]),
+      ),
+    )
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(limit)
+    .execute()
+}

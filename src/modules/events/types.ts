@@ -1,10 +1,15 @@
-/** The event types of the spec, by resource; `webhook_endpoint.test` is only ever sent by send-test. */
+/**
+ * The event types of the spec, by resource, and `webhook_endpoint.disabled` (the service disabled an
+ * endpoint: docs/webhooks.md); `webhook_endpoint.test` is only ever sent by send-test.
+ */
 export const EVENT_TYPES_BY_RESOURCE = {
   session: ['session.completed', 'session.updated', 'session.deleted', 'session.flagged'],
   operator: ['operator.created', 'operator.updated', 'operator.deactivated'],
   device: ['device.created', 'device.updated', 'device.deleted'],
   location: ['location.created', 'location.updated', 'location.deleted'],
   scan: ['scan.checked_in', 'scan.checked_out', 'scan.flagged'],
+  webhook_endpoint: ['webhook_endpoint.disabled'],
+  pay_period: ['pay_period.created', 'pay_period.closed', 'pay_period.reopened'],
 } as const
 
 export type EventResource = keyof typeof EVENT_TYPES_BY_RESOURCE

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import type { Db, Executor } from '../../db/connection.js'
 import { isUniqueViolation } from '../../db/connection.js'
+import { toFlag } from '../../db/schema.js'
 import { newId } from '../../lib/ids.js'
 import { toIsoOrNull } from '../../lib/time.js'
 import { ALL_SCOPES, type Scope } from './scopes.js'
@@ -59,7 +60,7 @@ export async function createKey(
     .values({
       id,
       account_id: accountId,
-      livemode: input.mode === 'live' ? 1 : 0,
+      livemode: toFlag(input.mode === 'live'),
       secret_hash: hashSecret(secret),
       secret_prefix: secret.slice(0, 12),
       scopes: scopes.join(','),

@@ -3,7 +3,7 @@ import type { AuthContext } from '../../core/identity.js'
 import type { Executor, Trx } from '../../db/connection.js'
 import { supportsRowLocks } from '../../db/connection.js'
 import type { LocationsTable } from '../../db/schema.js'
-import { otherModeOf, ownedBy } from '../../db/scope.js'
+import { type Owner, ownedBy } from '../../db/scope.js'
 import { toIso } from '../../lib/time.js'
 import type { Location } from './schemas.js'
 
@@ -36,24 +36,18 @@ export async function findLocation(db: Executor, auth: AuthContext, id: string, 
     .executeTakeFirst()
 }
 
-/** At most two rows: enough to tell "none", "one" and "ambiguous" apart. */
-export async function findLocationsByName(db: Executor, auth: AuthContext, name: string) {
-  return owned(db, auth).where('name', '=', name).limit(2).execute()
-}
-
-export async function locationExistsInOtherMode(
-  db: Executor,
-  auth: AuthContext,
-  where: { id?: string; name?: string },
-) {
-  const row = await db
+/**
+ * The locations of an account and mode with this id or name: what a reference names. At most two
+ * rows: enough to tell "none", "one" and "ambiguous" (a shared name) apart.
+ */
+export async function findLocationsBy(db: Executor, owner: Owner, column: 'id' | 'name', value: string) {
+  return db
     .selectFrom('locations')
-    .select('id')
-    .where((eb) => eb.and(otherModeOf(auth)))
-    .$if(where.id !== undefined, (q) => q.where('id', '=', where.id ?? ''))
-    .$if(where.name !== undefined, (q) => q.where('name', '=', where.name ?? ''))
-    .executeTakeFirst()
-  return row !== undefined
+    .selectAll()
+    .where((eb) => eb.and(owner))
+    .where(column, '=', value)
+    .limit(2)
+    .execute()
 }
 
 export async function insertLocation(trx: Trx, row: LocationRow) {

@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify'
 import { registerResourceRoutes } from '../../http/resource-routes.js'
-import { findLocation, listLocationRows, toLocation } from './repository.js'
 import {
   CreateLocationBody,
   DeletedLocation,
@@ -8,7 +7,7 @@ import {
   Location,
   UpdateLocationBody,
 } from './schemas.js'
-import { createLocation, deleteLocation, updateLocation } from './service.js'
+import { createLocation, deleteLocation, listLocations, retrieveLocation, updateLocation } from './service.js'
 
 export async function locationRoutes(app: FastifyInstance): Promise<void> {
   registerResourceRoutes(app, {
@@ -17,18 +16,14 @@ export async function locationRoutes(app: FastifyInstance): Promise<void> {
     tag: 'Locations',
     scope: 'locations',
     schema: Location,
-    createBody: CreateLocationBody,
-    updateBody: UpdateLocationBody,
-    listQuery: ListLocationsQuery,
-    create: createLocation,
-    find: findLocation,
-    update: updateLocation,
+    create: { body: CreateLocationBody, run: createLocation },
+    retrieve: retrieveLocation,
+    update: { body: UpdateLocationBody, run: updateLocation },
     remove: {
       summary: 'Delete a location (sessions that refer to it stay readable)',
       response: DeletedLocation,
       run: deleteLocation,
     },
-    list: listLocationRows,
-    toApi: toLocation,
+    list: { query: ListLocationsQuery, run: listLocations },
   })
 }

@@ -2,7 +2,8 @@ import type { Selectable } from 'kysely'
 import type { AuthContext } from '../../core/identity.js'
 import type { Executor, Trx } from '../../db/connection.js'
 import { supportsRowLocks } from '../../db/connection.js'
-import type { OperatorsTable } from '../../db/schema.js'
+import { type OperatorsTable, toFlag } from '../../db/schema.js'
+import { type Owner, ownedBy } from '../../db/scope.js'
 import { toIso } from '../../lib/time.js'
 import type { ListOperatorsQuery, Operator } from './schemas.js'
 
@@ -22,32 +23,44 @@ export function toOperator(row: OperatorRow): Operator {
   }
 }
 
-function scoped(db: Executor, auth: AuthContext) {
+function owned(db: Executor, auth: AuthContext) {
   return db
     .selectFrom('operators')
     .selectAll()
-    .where('account_id', '=', auth.accountId)
-    .where('livemode', '=', auth.livemode ? 1 : 0)
+    .where((eb) => eb.and(ownedBy(auth)))
 }
 
 export async function insertOperator(trx: Trx, row: OperatorRow): Promise<void> {
   await trx.insertInto('operators').values(row).execute()
 }
 
-export async function findOperator(
-  db: Executor,
-  auth: AuthContext,
-  id: string,
-): Promise<OperatorRow | undefined> {
-  return scoped(db, auth).where('id', '=', id).executeTakeFirst()
+export async function findOperator(db: Executor, auth: AuthContext, id: string, lock = false) {
+  return owned(db, auth)
+    .where('id', '=', id)
+    .$if(lock && supportsRowLocks(db), (q) => q.forUpdate())
+    .executeTakeFirst()
 }
 
-/** Reads the row for a change in `trx`, locking it on PostgreSQL so concurrent edits queue up. */
-export async function findOperatorForUpdate(trx: Trx, auth: AuthContext, id: string) {
-  return scoped(trx, auth)
-    .where('id', '=', id)
+/** The operators of an account and mode with this id or ident: what a reference names. */
+export async function findOperatorsBy(db: Executor, owner: Owner, column: 'id' | 'ident', value: string) {
+  return db
+    .selectFrom('operators')
+    .selectAll()
+    .where((eb) => eb.and(owner))
+    .where(column, '=', value)
+    .execute()
+}
+
+/**
+ * Locks the caller's operators with these ids (PostgreSQL), in id order, so two transactions that
+ * lock the same operators never wait on each other in a cycle; returns them read under the lock.
+ */
+export async function lockOperatorRows(trx: Trx, auth: AuthContext, ids: readonly string[]) {
+  return owned(trx, auth)
+    .where('id', 'in', ids)
+    .orderBy('id')
     .$if(supportsRowLocks(trx), (q) => q.forUpdate())
-    .executeTakeFirst()
+    .execute()
 }
 
 export async function updateOperatorRow(
@@ -65,8 +78,10 @@ export async function listOperatorRows(
   beforeId: string | undefined,
   take: number,
 ): Promise<OperatorRow[]> {
-  return scoped(db, auth)
-    .$if(filters.is_active !== undefined, (q) => q.where('is_active', '=', filters.is_active ? 1 : 0))
+  return owned(db, auth)
+    .$if(filters.is_active !== undefined, (q) =>
+      q.where('is_active', '=', toFlag(filters.is_active ?? false)),
+    )
     .$if(filters.ident !== undefined, (q) => q.where('ident', '=', filters.ident ?? ''))
     .$if(filters.employee_id !== undefined, (q) => q.where('employee_id', '=', filters.employee_id ?? ''))
     .$if(beforeId !== undefined, (q) => q.where('id', '<', beforeId ?? ''))

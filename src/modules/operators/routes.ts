@@ -1,8 +1,13 @@
 import type { FastifyInstance } from 'fastify'
 import { registerResourceRoutes } from '../../http/resource-routes.js'
-import { findOperator, listOperatorRows, toOperator } from './repository.js'
 import { CreateOperatorBody, ListOperatorsQuery, Operator, UpdateOperatorBody } from './schemas.js'
-import { createOperator, deactivateOperator, updateOperator } from './service.js'
+import {
+  createOperator,
+  deactivateOperator,
+  listOperators,
+  retrieveOperator,
+  updateOperator,
+} from './service.js'
 
 export async function operatorRoutes(app: FastifyInstance): Promise<void> {
   registerResourceRoutes(app, {
@@ -11,18 +16,14 @@ export async function operatorRoutes(app: FastifyInstance): Promise<void> {
     tag: 'Operators',
     scope: 'operators',
     schema: Operator,
-    createBody: CreateOperatorBody,
-    updateBody: UpdateOperatorBody,
-    listQuery: ListOperatorsQuery,
-    create: createOperator,
-    find: findOperator,
-    update: updateOperator,
+    create: { body: CreateOperatorBody, run: createOperator },
+    retrieve: retrieveOperator,
+    update: { body: UpdateOperatorBody, run: updateOperator },
     remove: {
       summary: 'Deactivate an operator (soft delete: past sessions are kept; harmless when already inactive)',
       response: Operator,
       run: deactivateOperator,
     },
-    list: listOperatorRows,
-    toApi: toOperator,
+    list: { query: ListOperatorsQuery, run: listOperators },
   })
 }

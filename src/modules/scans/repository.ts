@@ -4,7 +4,7 @@ import type { Executor, Trx } from '../../db/connection.js'
 import type { ScansTable } from '../../db/schema.js'
 import { ownedBy } from '../../db/scope.js'
 import { toIso } from '../../lib/time.js'
-import type { ListScansQuery, Scan } from './schemas.js'
+import type { ListScansQuery, Scan, ScanFlagReason } from './schemas.js'
 
 export type ScanRow = Selectable<ScansTable>
 
@@ -18,7 +18,7 @@ export function toScan(row: ScanRow): Scan {
     time: toIso(row.scanned_at),
     direction: row.direction,
     result: row.result,
-    flag_reason: row.flag_reason,
+    flag_reason: row.flag_reason as ScanFlagReason | null,
     session_id: row.session_id,
     livemode: row.livemode === 1,
     created: toIso(row.created_at),

@@ -1,71 +1,73 @@
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
-import { errors } from '../../core/errors.js'
-import { IdParams, listEnvelope, ref } from '../../core/schemas.js'
+import { Type } from 'typebox'
+import { ApiError, errors } from '../../core/errors.js'
+import { ref } from '../../core/schemas.js'
 import { requireAuth } from '../../http/auth.js'
-import { errorResponses } from '../../http/schemas.js'
-import { findScan, listScanRows, toScan } from './repository.js'
-import { CreateScanBody, ListScansQuery, Scan } from './schemas.js'
-import { recordScan } from './service.js'
+import { registerResourceRoutes } from '../../http/resource-routes.js'
+import { ErrorEnvelope } from '../../http/schemas.js'
+import { CreateScanBatchBody, CreateScanBody, ListScansQuery, Scan } from './schemas.js'
+import { listScans, recordScan, recordScanBatch, retrieveScan } from './service.js'
 
-const tags = ['Scans']
+const ScanBatchResult = Type.Object(
+  {
+    object: Type.Literal('list'),
+    data: Type.Array(Type.Union([ref(Scan), ErrorEnvelope.properties.error]), {
+      description:
+        'One entry per scan sent, in the order sent: the scan recorded, or the `error` of the envelope `POST /v1/scans` would have answered with.',
+    }),
+    has_more: Type.Literal(false),
+    next_cursor: Type.Null(),
+  },
+  { additionalProperties: false, description: 'What each scan of the batch did, in input order.' },
+)
 
 export async function scanRoutes(instance: FastifyInstance): Promise<void> {
-  const app = instance.withTypeProvider<TypeBoxTypeProvider>()
+  registerResourceRoutes(instance, {
+    path: '/v1/scans',
+    name: 'scan',
+    tag: 'Scans',
+    scope: 'scans',
+    schema: Scan,
+    create: {
+      body: CreateScanBody,
+      summary: 'Record a scan at a device: checks the operator in or out',
+      run: recordScan,
+    },
+    retrieve: retrieveScan,
+    list: { query: ListScansQuery, run: listScans },
+  })
 
-  app.post(
-    '/v1/scans',
+  // Untyped on purpose: the envelope's `error.type` is built from the error table at run time,
+  // which TypeBox cannot type, so the answer is checked by the response schema instead.
+  instance.post(
+    '/v1/scans/batch',
     {
       config: { scope: 'scans:write' },
       schema: {
-        tags,
-        summary: 'Record a scan at a device: checks the operator in or out',
+        tags: ['Scans'],
+        summary: 'Record scans a device synced at once, in time order; each is applied as POST /v1/scans',
         'x-idempotent': true,
-        body: CreateScanBody,
-        response: { 201: ref(Scan, 'The scan, with what it did (`result`).'), ...errorResponses(409) },
+        body: CreateScanBatchBody,
+        response: { 200: ScanBatchResult },
       },
     },
-    (request, reply) =>
-      app.creates.run(request, reply, (trx) => recordScan(trx, requireAuth(request), request.body)),
-  )
-
-  app.get(
-    '/v1/scans/:id',
-    {
-      config: { scope: 'scans:read' },
-      schema: {
-        tags,
-        summary: 'Retrieve a scan',
-        params: IdParams,
-        response: { 200: ref(Scan, 'The scan.') },
-      },
-    },
-    async (request) => {
-      const row = await findScan(app.db, requireAuth(request), request.params.id)
-      if (!row) throw errors.notFound('scan', request.params.id)
-      return toScan(row)
-    },
-  )
-
-  app.get(
-    '/v1/scans',
-    {
-      config: { scope: 'scans:read' },
-      schema: {
-        tags,
-        summary: 'List scans, newest first',
-        querystring: ListScansQuery,
-        response: { 200: listEnvelope(ref(Scan), 'A page of scans, newest first.') },
-      },
-    },
-    (request) => {
+    (request, reply) => {
       const auth = requireAuth(request)
-      return app.paginator.page(
-        'scan',
-        auth,
-        request.query,
-        (beforeId, take) => listScanRows(app.db, auth, request.query, beforeId, take),
-        toScan,
+      const body = request.body as CreateScanBatchBody
+      return instance.creates.runBatch(
+        request,
+        reply,
+        async () => {
+          const outcomes = await recordScanBatch(instance.db, auth, body.scans)
+          const data = outcomes.map((outcome) => {
+            if ('scan' in outcome) return outcome.scan
+            const error = outcome.error instanceof ApiError ? outcome.error : errors.internal()
+            if (error !== outcome.error) request.log.error({ err: outcome.error }, 'a scan of a batch failed')
+            return { ...error.toBody(), request_id: request.id }
+          })
+          return { object: 'list' as const, data, has_more: false as const, next_cursor: null }
+        },
+        200,
       )
     },
   )

@@ -10,6 +10,8 @@ export const SCAN_FLAG_REASONS = [
   'already_checked_in',
   'invalid_time_range',
   'max_shift_exceeded',
+  'period_closed',
+  'out_of_order',
 ] as const
 export type ScanFlagReason = (typeof SCAN_FLAG_REASONS)[number]
 
@@ -23,7 +25,12 @@ export const Scan = Type.Object(
     time: Timestamp,
     direction,
     result: Type.Union([Type.Literal('checked_in'), Type.Literal('checked_out'), Type.Literal('flagged')]),
-    flag_reason: Type.Union([Type.String(), Type.Null()]),
+    flag_reason: Type.Union(
+      [Type.Unsafe<ScanFlagReason>({ type: 'string', enum: [...SCAN_FLAG_REASONS] }), Type.Null()],
+      {
+        description: 'Why a `flagged` scan changed nothing; null otherwise.',
+      },
+    ),
     session_id: Type.Union([Type.String(), Type.Null()], {
       description:
         'The session opened or completed (or closed, for max_shift_exceeded); null for other flags.',
@@ -40,12 +47,33 @@ export const CreateScanBody = Type.Object(
     device_id: Type.String({ minLength: 1, maxLength: 64, description: "The device's code." }),
     operator_ident: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
     operator_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-    time: Type.Optional(Type.String({ maxLength: 64, description: 'ISO-8601 with a zone; default now.' })),
+    time: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description:
+          "ISO-8601 with a zone; default now. At most 5 minutes after the server's clock (422 `time_in_future`: a device clock far ahead would open a session that blocks every real scan). A time before the record has moved on (earlier than the open session's check-in, inside a completed session) is flagged `out_of_order`: a device that was offline must not make overlapping sessions.",
+      }),
+    ),
     direction: Type.Optional(direction),
   },
   { additionalProperties: false },
 )
 export type CreateScanBody = Static<typeof CreateScanBody>
+
+/** Scans a device synced at once; more is 422 naming `scans`. */
+export const MAX_BATCH_SCANS = 500
+
+export const CreateScanBatchBody = Type.Object(
+  {
+    scans: Type.Array(CreateScanBody, {
+      minItems: 1,
+      maxItems: MAX_BATCH_SCANS,
+      description: `1 to ${MAX_BATCH_SCANS} scans, each as \`POST /v1/scans\` takes it; applied in \`time\` order.`,
+    }),
+  },
+  { additionalProperties: false },
+)
+export type CreateScanBatchBody = Static<typeof CreateScanBatchBody>
 
 export const ListScansQuery = Type.Object(
   {

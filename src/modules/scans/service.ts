@@ -1,51 +1,58 @@
-import { errors } from '../../core/errors.js'
 import type { AuthContext } from '../../core/identity.js'
-import { instantOf } from '../../core/instants.js'
-import type { Trx } from '../../db/connection.js'
-import { isUniqueViolation, supportsRowLocks } from '../../db/connection.js'
+import type { Db, Executor, Trx } from '../../db/connection.js'
 import { ownedBy } from '../../db/scope.js'
 import { newId } from '../../lib/ids.js'
+import { parseInstant } from '../../lib/time.js'
 import type { DeviceRow } from '../devices/repository.js'
 import { resolveDevice } from '../devices/service.js'
 import { recordEvent } from '../events/outbox.js'
 import type { OperatorRow } from '../operators/repository.js'
-import { resolveOperator } from '../operators/resolve.js'
+import { resolveOperator } from '../operators/service.js'
 import {
-  findOpenSession,
-  insertRevision,
-  insertSession,
-  type SessionRow,
-  toSession,
-  updateSessionRow,
-} from '../sessions/repository.js'
-import { findAcceptedScanNear, insertScan, type ScanRow, toScan } from './repository.js'
+  checkIn,
+  checkInWorkDate,
+  checkOut,
+  inClosedPeriod,
+  isOutOfOrder,
+  lockOperators,
+  openSessionAt,
+  scanInstant,
+} from '../sessions/lifecycle.js'
+import type { SessionRow } from '../sessions/repository.js'
+import { listService, retrieveResource } from '../shared/resources.js'
+import {
+  findAcceptedScanNear,
+  findScan,
+  insertScan,
+  listScanRows,
+  type ScanRow,
+  toScan,
+} from './repository.js'
 import type { CreateScanBody, Scan, ScanFlagReason } from './schemas.js'
 
 /** A repeat scan of the same operator within this window changes nothing. */
 export const DUPLICATE_WINDOW_MS = 60_000
-/** An open session older than this is closed as flagged when the operator's next scan arrives. */
-export const MAX_SHIFT_MS = 16 * 60 * 60 * 1000
 
 type Outcome =
-  | { result: 'checked_in'; session: SessionRow }
-  | { result: 'checked_out'; session: SessionRow }
-  | { result: 'flagged'; reason: ScanFlagReason; session?: SessionRow }
+  | { result: 'checked_in'; sessionId: string }
+  | { result: 'checked_out'; open: SessionRow }
+  | { result: 'flagged'; reason: ScanFlagReason; sessionId?: string }
 
 /**
  * A scan at a device: `auto` checks the operator out when it has an open session and in otherwise;
  * `in` and `out` force the direction. Flagged scans change no session. Scans of one operator are
- * serialised by a lock on the operator row (PostgreSQL) or the write lock (SQLite), and the partial
- * unique index on open sessions makes a second open session impossible even so.
+ * serialised by the sessions' per-operator lock, and the partial unique index on open sessions
+ * makes a second open session impossible even so.
  */
 export async function recordScan(trx: Trx, auth: AuthContext, input: CreateScanBody): Promise<Scan> {
+  const at = scanInstant(input.time)
   const device = await resolveDevice(trx, auth, input.device_id)
   const resolved = await resolveOperator(trx, auth, input)
-  const operator = await lockOperator(trx, auth, resolved)
-  const at = input.time === undefined ? Date.now() : instantOf(input.time, 'time')
+  // Read again under the lock: a concurrent PATCH may have deactivated the operator meanwhile.
+  const [operator = resolved] = await lockOperators(trx, auth, [resolved.id])
   const direction = input.direction ?? 'auto'
 
   const outcome = await decide(trx, auth, { operator, device, at, direction })
-  const now = Date.now()
   const row: ScanRow = {
     id: newId('scn'),
     ...ownedBy(auth),
@@ -56,14 +63,15 @@ export async function recordScan(trx: Trx, auth: AuthContext, input: CreateScanB
     direction,
     result: outcome.result,
     flag_reason: outcome.result === 'flagged' ? outcome.reason : null,
-    session_id: outcome.session?.id ?? null,
-    created_at: now,
+    session_id: outcome.result === 'checked_out' ? outcome.open.id : (outcome.sessionId ?? null),
+    created_at: Date.now(),
   }
   await insertScan(trx, row)
   const scan = toScan(row)
   await recordEvent(trx, auth, `scan.${outcome.result}`, scan)
-  if (outcome.result === 'checked_out')
-    await recordEvent(trx, auth, 'session.completed', toSession(outcome.session))
+  // Completed after the scan is recorded, so a receiver reads `scan.checked_out`, then the
+  // `session.completed` it caused.
+  if (outcome.result === 'checked_out') await checkOut(trx, auth, outcome.open, at)
   return scan
 }
 
@@ -77,99 +85,61 @@ async function decide(
   if (await findAcceptedScanNear(trx, auth, operator.id, at, DUPLICATE_WINDOW_MS)) {
     return { result: 'flagged', reason: 'duplicate_scan' }
   }
-  let open = await findOpenSession(trx, auth, operator.id)
-  if (open && at - open.check_in_at > MAX_SHIFT_MS) {
-    const closed = await closeOverlongSession(trx, auth, open)
-    // An `out` cannot check in after the closure: the scan reports the closure it caused.
-    if (direction === 'out') return { result: 'flagged', reason: 'max_shift_exceeded', session: closed }
-    open = undefined
+  const { open, closed } = await openSessionAt(trx, auth, operator.id, at)
+  // An `out` cannot check in after the closure: the scan reports the closure it caused.
+  if (closed && direction === 'out') {
+    return { result: 'flagged', reason: 'max_shift_exceeded', sessionId: closed.id }
   }
+  // A late scan from before the session now open belongs to a past the record has moved on from.
+  if (open && at < open.check_in_at) return { result: 'flagged', reason: 'out_of_order' }
   if (open && direction !== 'in') {
-    if (at <= open.check_in_at) return { result: 'flagged', reason: 'invalid_time_range' }
-    return { result: 'checked_out', session: await checkOut(trx, auth, open, at) }
+    if (at === open.check_in_at) return { result: 'flagged', reason: 'invalid_time_range' }
+    // Completing a session of a closed pay period would change payroll's closed month.
+    if (await inClosedPeriod(trx, auth, open.work_date)) return { result: 'flagged', reason: 'period_closed' }
+    return { result: 'checked_out', open }
   }
   if (open) return { result: 'flagged', reason: 'already_checked_in' }
+  if (await isOutOfOrder(trx, auth, operator.id, at, direction !== 'out')) {
+    return { result: 'flagged', reason: 'out_of_order' }
+  }
   if (direction === 'out') return { result: 'flagged', reason: 'no_open_session' }
-  return { result: 'checked_in', session: await checkIn(trx, auth, scan) }
+  const workDate = await checkInWorkDate(trx, auth, scan.device, at)
+  if (await inClosedPeriod(trx, auth, workDate)) return { result: 'flagged', reason: 'period_closed' }
+  return { result: 'checked_in', sessionId: (await checkIn(trx, auth, { ...scan, workDate })).id }
 }
 
-async function checkIn(
-  trx: Trx,
-  auth: AuthContext,
-  scan: { operator: OperatorRow; device: DeviceRow; at: number },
-): Promise<SessionRow> {
-  const now = Date.now()
-  const row: SessionRow = {
-    id: newId('ses'),
-    ...ownedBy(auth),
-    operator_id: scan.operator.id,
-    operator_ident: scan.operator.ident,
-    device_code: scan.device.code,
-    location_id: scan.device.location_id,
-    check_in_at: scan.at,
-    check_out_at: null,
-    break_minutes: 0,
-    notes: null,
-    is_flagged: 0,
-    flag_reason: null,
-    source: 'scan',
-    status: 'open',
-    deleted_at: null,
-    created_at: now,
-    updated_at: now,
-  }
-  try {
-    await insertSession(trx, row)
-  } catch (error) {
-    // Only reachable when two processes race past the operator lock (SQLite files shared by
-    // processes); the index refuses the second open session and the client may retry the scan.
-    if (isUniqueViolation(error)) throw errors.openSessionExists(scan.operator.ident)
-    throw error
-  }
-  await insertRevision(trx, auth, row.id, 'checked_in', null, toSession(row))
-  return row
-}
-
-async function checkOut(trx: Trx, auth: AuthContext, open: SessionRow, at: number): Promise<SessionRow> {
-  const changes = { check_out_at: at, status: 'completed' as const, updated_at: Date.now() }
-  const completed: SessionRow = { ...open, ...changes }
-  await updateSessionRow(trx, open.id, changes)
-  await insertRevision(trx, auth, open.id, 'checked_out', toSession(open), toSession(completed))
-  return completed
-}
+/** One scan of a batch: the scan it recorded, or what refused it (an `ApiError`, or a failure). */
+export type BatchOutcome = { scan: Scan } | { error: unknown }
 
 /**
- * A session left open for more than 16 hours: nobody knows when the operator really left, so it is
- * closed without a check-out time (total_hours stays null) and flagged `max_shift_exceeded` for a
- * manager to complete.
+ * Scans a device synced at once (it was offline): applied in `time` order, ties in the order given,
+ * so an offline day replays as it happened; each in a transaction of its own, exactly as
+ * `POST /v1/scans` applies it, so one refused scan never stops the others. Answers in input order.
  */
-async function closeOverlongSession(trx: Trx, auth: AuthContext, open: SessionRow): Promise<SessionRow> {
-  const changes = {
-    status: 'completed' as const,
-    is_flagged: 1 as const,
-    flag_reason: 'max_shift_exceeded',
-    updated_at: Date.now(),
+export async function recordScanBatch(
+  db: Db,
+  auth: AuthContext,
+  scans: CreateScanBody[],
+): Promise<BatchOutcome[]> {
+  const now = Date.now()
+  // A scan without a time happens now; an unreadable time sorts first and is refused when applied.
+  const timeOf = (scan: CreateScanBody) =>
+    scan.time === undefined ? now : (parseInstant(scan.time) ?? Number.NEGATIVE_INFINITY)
+  const order = scans.map((scan, index) => ({ scan, index, at: timeOf(scan) }))
+  order.sort((a, b) => a.at - b.at || a.index - b.index)
+  const outcomes: BatchOutcome[] = new Array(scans.length)
+  for (const { scan, index } of order) {
+    try {
+      outcomes[index] = { scan: await db.transaction().execute((trx) => recordScan(trx, auth, scan)) }
+    } catch (error) {
+      outcomes[index] = { error }
+    }
   }
-  const closed: SessionRow = { ...open, ...changes }
-  await updateSessionRow(trx, open.id, changes)
-  const session = toSession(closed)
-  await insertRevision(trx, auth, open.id, 'closed', toSession(open), session)
-  await recordEvent(trx, auth, 'session.flagged', session, {
-    status: 'open',
-    is_flagged: false,
-    flag_reason: null,
-  })
-  return closed
+  return outcomes
 }
 
-/** Serialises scans of one operator across processes; re-reads the row under the lock. */
-async function lockOperator(trx: Trx, auth: AuthContext, operator: OperatorRow): Promise<OperatorRow> {
-  if (!supportsRowLocks(trx)) return operator
-  return trx
-    .selectFrom('operators')
-    .selectAll()
-    .where((eb) => eb.and(ownedBy(auth)))
-    .where('id', '=', operator.id)
-    .forUpdate()
-    .executeTakeFirstOrThrow()
+export function retrieveScan(db: Executor, auth: AuthContext, id: string): Promise<Scan> {
+  return retrieveResource(db, auth, { name: 'scan', find: findScan, toApi: toScan }, id)
 }
+
+export const listScans = listService(listScanRows, toScan)

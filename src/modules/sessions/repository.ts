@@ -1,33 +1,17 @@
-import type { Selectable } from 'kysely'
+import { type Selectable, sql } from 'kysely'
 import type { AuthContext } from '../../core/identity.js'
 import { compiled } from '../../db/compiled.js'
 import type { Executor, Trx } from '../../db/connection.js'
 import { supportsRowLocks } from '../../db/connection.js'
-import type { SessionRevisionsTable, SessionsTable } from '../../db/schema.js'
+import { type ReviewStatus, type SessionRevisionsTable, type SessionsTable, toFlag } from '../../db/schema.js'
 import { ownedBy } from '../../db/scope.js'
 import { newId } from '../../lib/ids.js'
-import { toIso } from '../../lib/time.js'
+import { toIso, toIsoOrNull } from '../../lib/time.js'
+import { totalHours } from './hours.js'
 import type { Session, SessionRevision } from './schemas.js'
 
 export type SessionRow = Selectable<SessionsTable>
 export type RevisionRow = Selectable<SessionRevisionsTable>
-
-const MS_PER_HUNDREDTH_HOUR = 36_000
-
-/**
- * (check_out − check_in in minutes − break_minutes) / 60, rounded half-up to 2 decimals, computed
- * in whole milliseconds so no floating-point error moves a value across a rounding boundary.
- * Real elapsed time: instants are absolute, so midnight and DST changes need no special case.
- */
-export function totalHours(
-  checkInAt: number,
-  checkOutAt: number | null,
-  breakMinutes: number,
-): number | null {
-  if (checkOutAt === null) return null
-  const workedMs = checkOutAt - checkInAt - breakMinutes * 60_000
-  return Math.floor(workedMs / MS_PER_HUNDREDTH_HOUR + 0.5) / 100
-}
 
 export function toSession(row: SessionRow): Session {
   return {
@@ -46,6 +30,11 @@ export function toSession(row: SessionRow): Session {
     flag_reason: row.flag_reason,
     source: row.source,
     status: row.status,
+    work_date: row.work_date,
+    review_status: row.review_status,
+    reviewed_at: toIsoOrNull(row.reviewed_at),
+    reviewed_by: row.reviewed_by,
+    review_note: row.review_note,
     livemode: row.livemode === 1,
     created: toIso(row.created_at),
     updated: toIso(row.updated_at),
@@ -66,17 +55,90 @@ export function toRevision(row: RevisionRow): SessionRevision {
   }
 }
 
-function scopeOf(auth: AuthContext) {
-  return { accountId: auth.accountId, livemode: auth.livemode ? (1 as const) : (0 as const) }
+/** The caller's sessions that were not deleted. */
+function undeleted(db: Executor, auth: AuthContext) {
+  return db
+    .selectFrom('sessions')
+    .where((eb) => eb.and(ownedBy(auth)))
+    .where('deleted_at', 'is', null)
 }
 
 /** Sessions the API shows: owned by the caller and not deleted. */
 function visible(db: Executor, auth: AuthContext) {
+  return undeleted(db, auth).selectAll()
+}
+
+/**
+ * An operator's record: the sessions the integrity rules (no overlap, late scans) hold a change
+ * against. A session that counts for nothing (deleted or rejected) is left out here, in this one
+ * place.
+ */
+function recordOf(db: Executor, auth: AuthContext, operatorId: string) {
+  return undeleted(db, auth)
+    .select('id')
+    .where('operator_id', '=', operatorId)
+    .where('review_status', '!=', 'rejected')
+}
+
+export interface OverlapQuery {
+  operatorId: string
+  /** The interval [start, end) of the session being checked; `end` null: open, with no end yet. */
+  start: number
+  end: number | null
+  /** The session itself, on an edit. */
+  excludeId?: string
+  /** A completed session without a check-out (closed for an over-long shift) ends this long after its check-in. */
+  closedShiftMs: number
+  /** No completed session is longer: it bounds the range of check-ins read from the index. */
+  longestSessionMs: number
+}
+
+/**
+ * The sessions of the operator's record that overlap [start, end), at most one. An open session
+ * has no end; a completed one ends at its check-out, or `closedShiftMs` after its check-in. Two
+ * index ranges, no scan of the operator's history: the open session through `sessions_one_open`,
+ * and the completed ones through `sessions_operator_check_in`, from `start - longestSessionMs`
+ * (nothing that began earlier can reach `start`) to `end`.
+ */
+export function overlappingSessionQuery(db: Executor, auth: AuthContext, q: OverlapQuery) {
+  const { operatorId, start, end, excludeId } = q
+  const candidates = (status: 'open' | 'completed') =>
+    recordOf(db, auth, operatorId)
+      .where('status', '=', statusLiteral(status))
+      .$if(excludeId !== undefined, (query) => query.where('id', '!=', excludeId ?? ''))
+  // `check_in_at + 0`: a condition on the open session's check-in that no index can serve, or
+  // SQLite reads the operator's whole history through `sessions_operator_check_in` instead of
+  // finding the one open session through `sessions_one_open`.
+  const open = candidates('open').$if(end !== null, (query) =>
+    query.where((eb) => eb(eb('check_in_at', '+', 0), '<', end ?? 0)),
+  )
+  const completed = candidates('completed')
+    .$if(end !== null, (query) => query.where('check_in_at', '<', end ?? 0))
+    .where('check_in_at', '>', start - q.longestSessionMs)
+    .where((eb) => eb(eb.fn.coalesce('check_out_at', eb('check_in_at', '+', q.closedShiftMs)), '>', start))
+  return open.unionAll(completed).limit(1)
+}
+
+/** The id of a session of the operator's record that overlaps the interval, if any. */
+export async function findOverlappingSession(trx: Trx, auth: AuthContext, q: OverlapQuery) {
+  return (await overlappingSessionQuery(trx, auth, q).executeTakeFirst())?.id
+}
+
+/**
+ * Open sessions, of every account, checked in before `before`: the forgotten check-outs a sweep
+ * closes, oldest first. Read through the partial index `sessions_open_check_in` (migration 006),
+ * which holds only open sessions.
+ */
+export async function findOpenSessionsCheckedInBefore(db: Executor, before: number, limit: number) {
   return db
     .selectFrom('sessions')
-    .selectAll()
-    .where((eb) => eb.and(ownedBy(auth)))
+    .select(['account_id', 'livemode', 'operator_id'])
+    .where('status', '=', 'open')
     .where('deleted_at', 'is', null)
+    .where('check_in_at', '<', before)
+    .orderBy('check_in_at')
+    .limit(limit)
+    .execute()
 }
 
 export async function findSession(db: Executor, auth: AuthContext, id: string, lock = false) {
@@ -86,10 +148,20 @@ export async function findSession(db: Executor, auth: AuthContext, id: string, l
     .executeTakeFirst()
 }
 
+/**
+ * A status written into the SQL text rather than bound: SQLite uses a partial index (the open
+ * sessions' `sessions_one_open`) only when it can see from the statement that the index's condition
+ * holds, which a bound parameter hides. Bound, the open session is looked for among all of the
+ * operator's sessions.
+ */
+function statusLiteral(status: SessionRow['status']) {
+  return sql.lit(status)
+}
+
 export async function findOpenSession(trx: Trx, auth: AuthContext, operatorId: string) {
   return visible(trx, auth)
     .where('operator_id', '=', operatorId)
-    .where('status', '=', 'open')
+    .where('status', '=', statusLiteral('open'))
     .$if(supportsRowLocks(trx), (q) => q.forUpdate())
     .executeTakeFirst()
 }
@@ -110,6 +182,9 @@ export interface SessionFilters {
   status?: 'open' | 'completed'
   checkInFrom?: number
   checkInTo?: number
+  review_status?: ReviewStatus
+  work_date_from?: string
+  work_date_to?: string
 }
 
 /** The unfiltered list, the service's most common read: compiled once (db/compiled.ts). */
@@ -146,7 +221,8 @@ export async function listSessionRows(
 ) {
   if (isUnfiltered(f)) {
     return listPage.rows(db, {
-      ...scopeOf(auth),
+      accountId: auth.accountId,
+      livemode: toFlag(auth.livemode),
       beforeId: beforeId ?? AFTER_EVERY_ID,
       take,
     })
@@ -155,10 +231,13 @@ export async function listSessionRows(
     .$if(f.operator_id !== undefined, (q) => q.where('operator_id', '=', f.operator_id ?? ''))
     .$if(f.device_id !== undefined, (q) => q.where('device_code', '=', f.device_id ?? ''))
     .$if(f.location_id !== undefined, (q) => q.where('location_id', '=', f.location_id ?? ''))
-    .$if(f.is_flagged !== undefined, (q) => q.where('is_flagged', '=', f.is_flagged ? 1 : 0))
+    .$if(f.is_flagged !== undefined, (q) => q.where('is_flagged', '=', toFlag(f.is_flagged ?? false)))
     .$if(f.status !== undefined, (q) => q.where('status', '=', f.status ?? 'open'))
     .$if(f.checkInFrom !== undefined, (q) => q.where('check_in_at', '>=', f.checkInFrom ?? 0))
     .$if(f.checkInTo !== undefined, (q) => q.where('check_in_at', '<', f.checkInTo ?? 0))
+    .$if(f.review_status !== undefined, (q) => q.where('review_status', '=', f.review_status ?? 'pending'))
+    .$if(f.work_date_from !== undefined, (q) => q.where('work_date', '>=', f.work_date_from ?? ''))
+    .$if(f.work_date_to !== undefined, (q) => q.where('work_date', '<=', f.work_date_to ?? ''))
     .$if(beforeId !== undefined, (q) => q.where('id', '<', beforeId ?? ''))
     .orderBy('id', 'desc')
     .limit(take)

@@ -5,16 +5,20 @@ import { errors } from '../../core/errors.js'
 import { IdParams, listEnvelope, paginationQuery, ref } from '../../core/schemas.js'
 import { requireAuth } from '../../http/auth.js'
 import { registerResourceRoutes } from '../../http/resource-routes.js'
-import { findSession, listRevisionRows, sessionEverExisted, toRevision, toSession } from './repository.js'
+import { errorResponses } from '../../http/schemas.js'
+import { createSession, deleteSession, reviewSession, updateSession } from './lifecycle.js'
+import { listRevisionRows, sessionEverExisted, toRevision } from './repository.js'
 import {
+  ApproveSessionBody,
   CreateSessionBody,
   DeletedSession,
   ListSessionsQuery,
+  RejectSessionBody,
   Session,
   SessionRevision,
   UpdateSessionBody,
 } from './schemas.js'
-import { createSession, deleteSession, listSessions, updateSession } from './service.js'
+import { listSessions, retrieveSession } from './service.js'
 
 export async function sessionRoutes(instance: FastifyInstance): Promise<void> {
   registerResourceRoutes(instance, {
@@ -23,22 +27,54 @@ export async function sessionRoutes(instance: FastifyInstance): Promise<void> {
     tag: 'Sessions',
     scope: 'sessions',
     schema: Session,
-    createBody: CreateSessionBody,
-    updateBody: UpdateSessionBody,
-    listQuery: ListSessionsQuery,
-    create: createSession,
-    find: findSession,
-    update: updateSession,
+    create: { body: CreateSessionBody, run: createSession },
+    retrieve: retrieveSession,
+    update: { body: UpdateSessionBody, run: updateSession },
     remove: {
       summary: 'Delete a session (its revisions are kept)',
       response: DeletedSession,
       run: deleteSession,
+      errorStatuses: [409],
     },
-    list: listSessions,
-    toApi: toSession,
+    list: { query: ListSessionsQuery, run: listSessions },
   })
 
   const app = instance.withTypeProvider<TypeBoxTypeProvider>()
+
+  for (const [verb, decision, body] of [
+    ['approve', 'approved', ApproveSessionBody],
+    ['reject', 'rejected', RejectSessionBody],
+  ] as const) {
+    app.post(
+      `/v1/sessions/:id/${verb}`,
+      {
+        config: { scope: 'sessions:approve' },
+        // The body is optional for approve; for reject, a POST without one gets the 422 of a
+        // missing `note` rather than a 400: either way it means `{}`.
+        preValidation: async (request) => {
+          if (request.body === undefined || request.body === null) request.body = {}
+        },
+        schema: {
+          tags: ['Sessions'],
+          summary: verb === 'approve' ? 'Approve a session after review' : 'Reject a session after review',
+          description: `Sets \`review_status\` to \`${decision}\` with \`reviewed_at\`, \`reviewed_by\` (the key) and \`review_note\`${
+            verb === 'approve'
+              ? ' (the body and its `note` are optional)'
+              : ' (`note` is required: 422 `missing_param`; a rejected session stays readable and counts for nothing)'
+          }. An open session: 409 \`session_open\`; a work date in a closed pay period: 409 \`period_closed\`. Writes a revision (action \`${decision}\`) and emits \`session.updated\` with \`previous_attributes\`. Scope \`sessions:approve\`, which \`sessions:write\` does not imply.`,
+          params: IdParams,
+          body,
+          response: { 200: ref(Session, `The session, ${decision}.`), ...errorResponses(409) },
+        },
+      },
+      (request) =>
+        app.db
+          .transaction()
+          .execute((trx) =>
+            reviewSession(trx, requireAuth(request), request.params.id, decision, request.body?.note),
+          ),
+    )
+  }
   app.get(
     '/v1/sessions/:id/revisions',
     {

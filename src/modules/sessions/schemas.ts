@@ -2,12 +2,26 @@ import { type Static, Type } from 'typebox'
 import { deletedObject, nullableString, paginationQuery, ref, Timestamp } from '../../core/schemas.js'
 
 const timeInput = Type.Object(
-  { time: Type.String({ maxLength: 64, description: 'ISO-8601 with a zone designator (Z or ±hh:mm).' }) },
+  {
+    time: Type.String({
+      maxLength: 64,
+      description:
+        "ISO-8601 with a zone designator (Z or ±hh:mm). At most 5 minutes after the server's clock (422 `time_in_future`: attendance is recorded after it happens) and not before 1970 (422 `invalid_time_range`).",
+    }),
+  },
   { additionalProperties: false },
 )
 const timeOutput = Type.Object({ time: Timestamp }, { additionalProperties: false })
 const reference = (description: string, maxLength = 64) =>
   Type.String({ minLength: 1, maxLength, description })
+
+const reviewStatus = Type.Union(
+  [Type.Literal('pending'), Type.Literal('not_required'), Type.Literal('approved'), Type.Literal('rejected')],
+  {
+    description:
+      '`pending` for flagged sessions (API create or edit, a flagged closure) and again after any edit; `not_required` for scanned sessions without a flag; `approved` or `rejected` after review.',
+  },
+)
 
 const settable = {
   operator_ident: Type.Optional(reference('Resolves to an operator by its ident.')),
@@ -31,7 +45,8 @@ export const Session = Type.Object(
     location_id: Type.Union([Type.String(), Type.Null()]),
     check_in: timeOutput,
     check_out: Type.Union([timeOutput, Type.Null()], {
-      description: 'null while a scanned session is open.',
+      description:
+        'null while a scanned session is open, and after an open session older than 16 hours was closed (`max_shift_exceeded`) by the next scan or by the service itself within a minute: nobody knows when the operator left, so no time is invented.',
     }),
     break_minutes: Type.Integer(),
     notes: Type.Union([Type.String(), Type.Null()]),
@@ -43,6 +58,16 @@ export const Session = Type.Object(
     flag_reason: Type.Union([Type.String(), Type.Null()]),
     source: Type.Union([Type.Literal('api'), Type.Literal('scan')]),
     status: Type.Union([Type.Literal('open'), Type.Literal('completed')]),
+    work_date: Type.String({
+      description:
+        "YYYY-MM-DD: the calendar date of the check-in in the location's time zone (UTC without a location), fixed when the session is written. The session counts, whole, on this date.",
+    }),
+    review_status: reviewStatus,
+    reviewed_at: Type.Union([Timestamp, Type.Null()]),
+    reviewed_by: Type.Union([Type.String(), Type.Null()], {
+      description: 'The id of the API key that approved or rejected the session.',
+    }),
+    review_note: Type.Union([Type.String(), Type.Null()]),
     livemode: Type.Boolean(),
     created: Timestamp,
     updated: Timestamp,
@@ -50,7 +75,8 @@ export const Session = Type.Object(
   {
     $id: 'Session',
     additionalProperties: false,
-    description: 'An attendance record: a check-in and check-out of an operator at a device.',
+    description:
+      'An attendance record: a check-in and check-out of an operator at a device. Sessions of one operator never overlap (409 `overlapping_session`: an operator is in one place at a time; an open session extends to now), and a session entered through the API lasts at most 72 hours.',
   },
 )
 export type Session = Static<typeof Session>
@@ -95,18 +121,45 @@ export const ListSessionsQuery = Type.Object(
     check_in_to: Type.Optional(
       Type.String({ maxLength: 64, description: 'Sessions whose check-in is before this instant.' }),
     ),
+    review_status: Type.Optional(reviewStatus),
+    work_date_from: Type.Optional(
+      Type.String({ format: 'date', maxLength: 10, description: 'Work date on or after (YYYY-MM-DD).' }),
+    ),
+    work_date_to: Type.Optional(
+      Type.String({ format: 'date', maxLength: 10, description: 'Work date on or before (YYYY-MM-DD).' }),
+    ),
   },
   { additionalProperties: false },
 )
 export type ListSessionsQuery = Static<typeof ListSessionsQuery>
+
+const note = nullableString({ maxLength: 2000, description: 'Why; kept as the review_note.' })
+
+export const ApproveSessionBody = Type.Object({ note: Type.Optional(note) }, { additionalProperties: false })
+export type ApproveSessionBody = Static<typeof ApproveSessionBody>
+
+export const RejectSessionBody = Type.Object(
+  {
+    note: Type.Optional(
+      nullableString({ maxLength: 2000, description: 'Required: why the session does not count.' }),
+    ),
+  },
+  { additionalProperties: false },
+)
+export type RejectSessionBody = Static<typeof RejectSessionBody>
 
 export const SessionRevision = Type.Object(
   {
     object: Type.Literal('session_revision'),
     id: Type.String({ description: 'Prefix `rev_`.' }),
     session_id: Type.String(),
-    action: Type.String({ description: 'created, updated, deleted, checked_in, checked_out or closed.' }),
-    key_id: Type.String({ description: 'The API key that made the change.' }),
+    action: Type.String({
+      description: 'created, updated, deleted, checked_in, checked_out, closed, approved or rejected.',
+    }),
+    key_id: Type.String({
+      description:
+        'The API key that made the change; `service` when the service closed a forgotten check-out.',
+    }),
     livemode: Type.Boolean(),
     created: Timestamp,
     before: Type.Union([ref(Session), Type.Null()]),

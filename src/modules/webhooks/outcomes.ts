@@ -1,24 +1,29 @@
 /** What an attempt's outcome does to its delivery and endpoint, written in the caller's transaction. */
+import type { AuthContext } from '../../core/identity.js'
 import type { Trx } from '../../db/connection.js'
 import { groupBy } from '../../lib/group.js'
 import { newId } from '../../lib/ids.js'
+import { recordEvent } from '../events/outbox.js'
 import type { AttemptOutcome } from './attempt.js'
 import { decideAfterAttempt, isSuccessStatus } from './policy.js'
 import {
   type AttemptRow,
   countExhaustedDelivery,
   type DeliveryRow,
+  disableEnabledEndpoint,
   type EndpointRow,
   failPendingDeliveries,
   insertAttempt,
   insertAttempts,
-  lockEndpointFailures,
+  lockEndpoint,
   markDeliveriesSucceeded,
   resetConsecutiveFailures,
+  toEndpoint,
   updateDeliveryRow,
   updateEndpointRow,
   updatePendingDelivery,
 } from './repository.js'
+import { ENDPOINT_DISABLED_EVENT_TYPE } from './subscription.js'
 
 export interface FinishedAttempt {
   delivery: DeliveryRow
@@ -77,7 +82,8 @@ export async function recordFailure(
   settings: FailureSettings,
 ): Promise<number | undefined> {
   // A deleted endpoint's deliveries were stopped with it, so no count of its is needed below.
-  const endpointFailures = (await lockEndpointFailures(trx, endpoint.id)) ?? 0
+  const locked = await lockEndpoint(trx, endpoint.id)
+  const endpointFailures = locked?.consecutive_failures ?? 0
   await insertAttempt(trx, attemptRow(delivery.id, 'scheduled', outcome))
   const now = Date.now()
   const attempts = delivery.scheduled_attempts + 1
@@ -106,14 +112,33 @@ export async function recordFailure(
   // count against the endpoint again.
   if (!stillPending) return undefined
   await countExhaustedDelivery(trx, endpoint.id)
-  if (decision.action !== 'disable') return undefined
-  await updateEndpointRow(trx, endpoint.id, {
+  if (decision.action !== 'disable' || locked === undefined) return undefined
+  const reason = `${decision.failures} consecutive deliveries failed`
+  // Under the endpoint's lock, and only if it was still enabled: one disablement, one event.
+  if (!(await disableEnabledEndpoint(trx, endpoint.id, reason, now))) return undefined
+  await failPendingDeliveries(trx, endpoint.id, now)
+  await recordDisabledEvent(trx, {
+    ...locked,
+    consecutive_failures: locked.consecutive_failures + 1,
     status: 'disabled',
-    disabled_reason: `${decision.failures} consecutive deliveries failed`,
+    disabled_reason: reason,
     updated_at: now,
   })
-  await failPendingDeliveries(trx, endpoint.id, now)
   return decision.failures
+}
+
+/**
+ * `webhook_endpoint.disabled`, in the transaction that disabled the endpoint: nobody else would
+ * learn that the service stopped delivering. `toEndpoint` never carries the secret. The event
+ * belongs to the endpoint's account and mode; the service, not a key, is its author.
+ */
+async function recordDisabledEvent(trx: Trx, endpoint: EndpointRow): Promise<void> {
+  const owner: AuthContext = {
+    keyId: 'webhook_worker',
+    accountId: endpoint.account_id,
+    livemode: endpoint.livemode === 1,
+  }
+  await recordEvent(trx, owner, ENDPOINT_DISABLED_EVENT_TYPE, toEndpoint(endpoint))
 }
 
 /**

@@ -1,11 +1,13 @@
-import type { Selectable } from 'kysely'
+import { type Selectable, sql } from 'kysely'
 import type { AuthContext } from '../../core/identity.js'
 import type { Db, Executor, Trx } from '../../db/connection.js'
 import { supportsRowLocks } from '../../db/connection.js'
 import type { WebhookAttemptsTable, WebhookDeliveriesTable, WebhookEndpointsTable } from '../../db/schema.js'
 import { ownedBy } from '../../db/scope.js'
+import { newId } from '../../lib/ids.js'
 import { toIso, toIsoOrNull } from '../../lib/time.js'
 import type { WebhookAttempt, WebhookDelivery, WebhookEndpoint } from './schemas.js'
+import type { Subscriber } from './subscription.js'
 
 export type EndpointRow = Selectable<WebhookEndpointsTable>
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>
@@ -106,6 +108,11 @@ export async function enabledEndpointsOf(db: Executor, accountIds: string[]) {
     .execute()
 }
 
+/** What `receives` needs to know of an endpoint. */
+export function subscriberOf(row: EndpointRow): Subscriber {
+  return { ...row, patterns: JSON.parse(row.enabled_events) as string[] }
+}
+
 export async function endpointsByIds(db: Executor, ids: string[]) {
   if (ids.length === 0) return []
   return db.selectFrom('webhook_endpoints').selectAll().where('id', 'in', ids).execute()
@@ -113,14 +120,42 @@ export async function endpointsByIds(db: Executor, ids: string[]) {
 
 // ---- deliveries
 
-export async function insertDeliveries(trx: Trx, rows: DeliveryRow[]) {
-  if (rows.length === 0) return
-  // A second dispatcher that raced on the same events inserts nothing: one delivery per pair.
-  await trx
+/** A new pending delivery of an event to an endpoint, due at `dueAt`. */
+export function newDeliveryRow(
+  event: { id: string; account_id: string; livemode: DeliveryRow['livemode']; type: string },
+  endpointId: string,
+  now: number,
+  dueAt: number,
+): DeliveryRow {
+  return {
+    id: newId('whd'),
+    account_id: event.account_id,
+    livemode: event.livemode,
+    endpoint_id: endpointId,
+    event_id: event.id,
+    event_type: event.type,
+    status: 'pending',
+    scheduled_attempts: 0,
+    next_attempt_at: dueAt,
+    locked_until: null,
+    created_at: now,
+    updated_at: now,
+  }
+}
+
+/**
+ * Inserts the deliveries that do not exist yet and returns how many it inserted. The unique
+ * (event_id, endpoint_id) index, not a prior check, is what keeps one delivery per pair when a
+ * second dispatcher or a recover races on the same events.
+ */
+export async function insertDeliveries(trx: Trx, rows: DeliveryRow[]): Promise<number> {
+  if (rows.length === 0) return 0
+  const result = await trx
     .insertInto('webhook_deliveries')
     .values(rows)
     .onConflict((oc) => oc.columns(['event_id', 'endpoint_id']).doNothing())
-    .execute()
+    .executeTakeFirst()
+  return Number(result.numInsertedOrUpdatedRows ?? 0n)
 }
 
 export async function findDelivery(db: Executor, auth: AuthContext, id: string) {
@@ -135,7 +170,13 @@ export async function findDelivery(db: Executor, auth: AuthContext, id: string) 
 export async function listDeliveryRows(
   db: Executor,
   auth: AuthContext,
-  f: { endpoint_id?: string; event_id?: string; status?: DeliveryRow['status'] },
+  f: {
+    endpoint_id?: string | undefined
+    event_id?: string | undefined
+    status?: DeliveryRow['status'] | undefined
+    createdFrom?: number | undefined
+    createdTo?: number | undefined
+  },
   beforeId: string | undefined,
   take: number,
 ) {
@@ -146,6 +187,8 @@ export async function listDeliveryRows(
     .$if(f.endpoint_id !== undefined, (q) => q.where('endpoint_id', '=', f.endpoint_id ?? ''))
     .$if(f.event_id !== undefined, (q) => q.where('event_id', '=', f.event_id ?? ''))
     .$if(f.status !== undefined, (q) => q.where('status', '=', f.status ?? 'pending'))
+    .$if(f.createdFrom !== undefined, (q) => q.where('created_at', '>=', f.createdFrom ?? 0))
+    .$if(f.createdTo !== undefined, (q) => q.where('created_at', '<', f.createdTo ?? 0))
     .$if(beforeId !== undefined, (q) => q.where('id', '<', beforeId ?? ''))
     .orderBy('id', 'desc')
     .limit(take)
@@ -170,10 +213,12 @@ export interface ClaimRequest {
   now: number
   /** Deliveries to lease at most. */
   limit: number
-  /** Deliveries of any one endpoint to lease at most. */
+  /** Deliveries of any one endpoint to lease at most, unless `endpointCaps` says otherwise. */
   perEndpoint: number
-  /** Endpoints to leave alone: this worker already has enough of theirs in hand. */
+  /** Endpoints to leave alone: this worker has no room for more of theirs. */
   skipEndpoints: string[]
+  /** Endpoints that can use fewer (or more) than `perEndpoint` deliveries now. */
+  endpointCaps: ReadonlyMap<string, number>
   leaseMs: number
 }
 
@@ -181,8 +226,8 @@ export interface ClaimRequest {
 const CLAIM_SCAN_FACTOR = 4
 
 /**
- * Leases the most overdue pending deliveries for this worker: at most `limit`, at most
- * `perEndpoint` of any one endpoint, none of `skipEndpoints`. On PostgreSQL `FOR UPDATE SKIP
+ * Leases the most overdue pending deliveries for this worker: at most `limit`, of each endpoint at
+ * most its cap (`endpointCaps`, else `perEndpoint`), none of `skipEndpoints`. On PostgreSQL `FOR UPDATE SKIP
  * LOCKED` lets several workers claim disjoint sets without waiting on each other; a lease that runs
  * out (the worker died mid-attempt) makes the delivery claimable again, so nothing is stranded.
  */
@@ -198,9 +243,20 @@ export async function claimDueDeliveries(db: Db, claim: ClaimRequest) {
     .orderBy('next_attempt_at')
     .limit(claim.limit * CLAIM_SCAN_FACTOR)
     .$if(supportsRowLocks(db), (q) => q.forUpdate().skipLocked())
+  const caps = [...claim.endpointCaps]
+  // A CASE over a few dozen endpoints at most (those with deliveries in hand or an adapted window);
+  // CAST, because PostgreSQL would otherwise type the bare parameters as text.
+  const cap =
+    caps.length === 0
+      ? sql<number>`cast(${claim.perEndpoint} as integer)`
+      : sql<number>`case ${sql.ref('endpoint_id')} ${sql.join(
+          caps.map(([id, n]) => sql`when ${id} then cast(${n} as integer)`),
+          sql` `,
+        )} else cast(${claim.perEndpoint} as integer) end`
   const ranked = db.selectFrom(due.as('due')).select((eb) => [
     'id',
     'next_attempt_at',
+    cap.as('endpoint_cap'),
     eb.fn
       .agg<number>('row_number')
       .over((ob) => ob.partitionBy('endpoint_id').orderBy('next_attempt_at'))
@@ -209,7 +265,7 @@ export async function claimDueDeliveries(db: Db, claim: ClaimRequest) {
   const chosen = db
     .selectFrom(ranked.as('ranked'))
     .select('id')
-    .where('endpoint_rank', '<=', claim.perEndpoint)
+    .where((eb) => eb('endpoint_rank', '<=', eb.ref('endpoint_cap')))
     .orderBy('next_attempt_at')
     .limit(claim.limit)
   // One statement, so atomic on its own: no BEGIN/COMMIT round trips around it.
@@ -311,30 +367,97 @@ export async function updatePendingDelivery(
 }
 
 /**
- * Takes the endpoint's row lock first (PostgreSQL) and reads its run of failed deliveries, which
- * then holds until the transaction ends (on SQLite, write transactions are serial). Every
- * transaction that touches an endpoint and its deliveries locks the endpoint before the
- * deliveries, so two of them never wait on each other in a cycle (an auto-disable fails the other
- * pending deliveries of its endpoint). Undefined when the endpoint was deleted.
+ * Takes the endpoint's row lock first (PostgreSQL) and reads it (its run of failed deliveries,
+ * its status), which then holds until the transaction ends (on SQLite, write transactions are
+ * serial). Every transaction that touches an endpoint and its deliveries locks the endpoint before
+ * the deliveries, so two of them never wait on each other in a cycle (an auto-disable fails the
+ * other pending deliveries of its endpoint). Undefined when the endpoint was deleted.
  */
-export async function lockEndpointFailures(trx: Trx, id: string): Promise<number | undefined> {
-  const row = await trx
+export async function lockEndpoint(trx: Trx, id: string): Promise<EndpointRow | undefined> {
+  return trx
     .selectFrom('webhook_endpoints')
-    .select('consecutive_failures')
+    .selectAll()
     .where('id', '=', id)
     .$if(supportsRowLocks(trx), (q) => q.forUpdate())
     .executeTakeFirst()
-  return row?.consecutive_failures
 }
 
-/** Stops every pending delivery of an endpoint (auto-disable, delete). */
+/**
+ * Stops every pending delivery of an endpoint (auto-disable, disable, delete). The lease stays: a
+ * delivery whose attempt is still in flight, if a recover puts it back to pending, is not claimed
+ * again before that attempt is recorded (a success then marks it succeeded, never sent twice).
+ */
 export async function failPendingDeliveries(trx: Trx, endpointId: string, now: number) {
   await trx
     .updateTable('webhook_deliveries')
-    .set({ status: 'failed', next_attempt_at: null, locked_until: null, updated_at: now })
+    .set({ status: 'failed', next_attempt_at: null, updated_at: now })
     .where('endpoint_id', '=', endpointId)
     .where('status', '=', 'pending')
     .execute()
+}
+
+/**
+ * Disables an endpoint that is still enabled; false when it was not (so a disablement, and its
+ * event, happens once).
+ */
+export async function disableEnabledEndpoint(
+  trx: Trx,
+  id: string,
+  reason: string,
+  now: number,
+): Promise<boolean> {
+  const result = await trx
+    .updateTable('webhook_endpoints')
+    .set({ status: 'disabled', disabled_reason: reason, updated_at: now })
+    .where('id', '=', id)
+    .where('status', '=', 'enabled')
+    .executeTakeFirst()
+  return result.numUpdatedRows > 0n
+}
+
+// ---- recover
+
+/** The next batch of an endpoint's failed deliveries created in [from, to), after `afterId`. */
+export async function failedDeliveryIds(
+  db: Executor,
+  endpointId: string,
+  window: { from: number; to: number },
+  afterId: string,
+  limit: number,
+): Promise<string[]> {
+  const rows = await db
+    .selectFrom('webhook_deliveries')
+    .select('id')
+    .where('endpoint_id', '=', endpointId)
+    .where('status', '=', 'failed')
+    .where('id', '>', afterId)
+    .where('created_at', '>=', window.from)
+    .where('created_at', '<', window.to)
+    .orderBy('id')
+    .limit(limit)
+    .execute()
+  return rows.map((r) => r.id)
+}
+
+/**
+ * Puts failed deliveries back to pending for a new round of scheduled attempts, due at `dueAt`.
+ * Only rows still failed change (the condition is in the UPDATE, not a prior read): a delivery a
+ * resend or an in-flight attempt marked succeeded meanwhile stays succeeded. Returns how many.
+ */
+export async function requeueFailedDeliveries(
+  trx: Trx,
+  ids: string[],
+  dueAt: number,
+  now: number,
+): Promise<number> {
+  if (ids.length === 0) return 0
+  const result = await trx
+    .updateTable('webhook_deliveries')
+    .set({ status: 'pending', scheduled_attempts: 0, next_attempt_at: dueAt, updated_at: now })
+    .where('id', 'in', ids)
+    .where('status', '=', 'failed')
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows)
 }
 
 /** Counts one more exhausted delivery, atomically. */

@@ -1,35 +1,33 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { errors } from '../../core/errors.js'
+import { instantOf } from '../../core/instants.js'
 import { IdParams, listEnvelope, ref } from '../../core/schemas.js'
 import { requireAuth } from '../../http/auth.js'
 import { registerResourceRoutes } from '../../http/resource-routes.js'
 import { errorResponses } from '../../http/schemas.js'
-import {
-  attemptsOf,
-  findDelivery,
-  findEndpoint,
-  listDeliveryRows,
-  listEndpointRows,
-  toDelivery,
-  toEndpoint,
-} from './repository.js'
+import { attemptsOf, findDelivery, listDeliveryRows, toDelivery } from './repository.js'
 import {
   CreateEndpointBody,
   DeletedWebhookEndpoint,
   ListDeliveriesQuery,
   ListEndpointsQuery,
+  RecoverBody,
   RotateSecretBody,
   UpdateEndpointBody,
   WebhookDelivery,
   WebhookEndpoint,
   WebhookEndpointWithSecret,
+  WebhookRecovery,
 } from './schemas.js'
 import type { DeliverySender } from './sender.js'
 import {
   createEndpoint,
   deleteEndpoint,
+  listEndpoints,
+  recoverEndpoint,
   resendDelivery,
+  retrieveEndpoint,
   rotateSecret,
   sendTestEvent,
   type UrlPolicy,
@@ -47,20 +45,22 @@ export function webhookRoutes(options: { urlPolicy: UrlPolicy; sender: DeliveryS
       tag: 'Webhooks',
       scope: 'webhooks',
       schema: WebhookEndpoint,
-      createResponse: WebhookEndpointWithSecret,
-      createBody: CreateEndpointBody,
-      updateBody: UpdateEndpointBody,
-      listQuery: ListEndpointsQuery,
-      create: (trx, auth, body) => createEndpoint(trx, auth, body, urlPolicy),
-      find: findEndpoint,
-      update: (trx, auth, id, body) => updateEndpoint(trx, auth, id, body, urlPolicy),
+      create: {
+        body: CreateEndpointBody,
+        response: WebhookEndpointWithSecret,
+        run: (trx, auth, body) => createEndpoint(trx, auth, body, urlPolicy),
+      },
+      retrieve: retrieveEndpoint,
+      update: {
+        body: UpdateEndpointBody,
+        run: (trx, auth, id, body) => updateEndpoint(trx, auth, id, body, urlPolicy),
+      },
       remove: {
         summary: 'Delete a webhook endpoint (its pending deliveries stop)',
         response: DeletedWebhookEndpoint,
         run: deleteEndpoint,
       },
-      list: listEndpointRows,
-      toApi: toEndpoint,
+      list: { query: ListEndpointsQuery, run: listEndpoints },
     })
 
     const app = instance.withTypeProvider<TypeBoxTypeProvider>()
@@ -112,6 +112,26 @@ export function webhookRoutes(options: { urlPolicy: UrlPolicy; sender: DeliveryS
         app.creates.run(request, reply, (trx) => sendTestEvent(trx, requireAuth(request), request.params.id)),
     )
 
+    app.post(
+      '/v1/webhook-endpoints/:id/recover',
+      {
+        config: write,
+        schema: {
+          tags,
+          summary: 'Redeliver a window: failed deliveries back to pending, missed ones created',
+          description:
+            'For the window [since, until) (at most 14 days back, never before the endpoint was created): every failed delivery of the endpoint goes back to `pending` with a new round of scheduled attempts (same `whd_` id), and every event the endpoint subscribes to but never got a delivery of (it was disabled) gets one. Safe to repeat: nothing that succeeded is sent again, and an event never has two deliveries to one endpoint.',
+          params: IdParams,
+          body: RecoverBody,
+          response: {
+            200: ref(WebhookRecovery, 'How many deliveries were recovered and created.'),
+            ...errorResponses(409),
+          },
+        },
+      },
+      (request) => recoverEndpoint(app.db, requireAuth(request), request.params.id, request.body),
+    )
+
     app.get(
       '/v1/webhook-deliveries',
       {
@@ -125,12 +145,18 @@ export function webhookRoutes(options: { urlPolicy: UrlPolicy; sender: DeliveryS
       },
       (request) => {
         const auth = requireAuth(request)
+        const q = request.query
+        const filters = {
+          ...q,
+          createdFrom: q.created_from === undefined ? undefined : instantOf(q.created_from, 'created_from'),
+          createdTo: q.created_to === undefined ? undefined : instantOf(q.created_to, 'created_to'),
+        }
         return app.paginator.page(
           'webhook_delivery',
           auth,
-          request.query,
+          q,
           async (beforeId, take) => {
-            const rows = await listDeliveryRows(app.db, auth, request.query, beforeId, take)
+            const rows = await listDeliveryRows(app.db, auth, filters, beforeId, take)
             const attempts = await attemptsOf(
               app.db,
               rows.map((r) => r.id),

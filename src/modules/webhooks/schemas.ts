@@ -132,9 +132,52 @@ export const ListDeliveriesQuery = Type.Object(
     endpoint_id: Type.Optional(Type.String({ maxLength: 64 })),
     event_id: Type.Optional(Type.String({ maxLength: 64 })),
     status: Type.Optional(deliveryStatus),
+    created_from: Type.Optional(
+      Type.String({ maxLength: 64, description: 'Deliveries created at or after this instant.' }),
+    ),
+    created_to: Type.Optional(
+      Type.String({ maxLength: 64, description: 'Deliveries created before this instant.' }),
+    ),
   },
   { additionalProperties: false },
 )
 export type ListDeliveriesQuery = Static<typeof ListDeliveriesQuery>
+
+export const RecoverBody = Type.Object(
+  {
+    since: Type.String({
+      maxLength: 64,
+      description: 'Start of the window (an instant, at most 14 days ago).',
+    }),
+    until: Type.Optional(
+      Type.String({ maxLength: 64, description: 'End of the window, exclusive (an instant); default now.' }),
+    ),
+  },
+  { additionalProperties: false },
+)
+export type RecoverBody = Static<typeof RecoverBody>
+
+export const WebhookRecovery = Type.Object(
+  {
+    object: Type.Literal('webhook_recovery'),
+    endpoint_id: Type.String(),
+    since: Timestamp,
+    until: Timestamp,
+    recovered: Type.Integer({
+      minimum: 0,
+      description: 'Failed deliveries put back to pending, same `whd_` ids, for a new round of attempts.',
+    }),
+    created: Type.Integer({
+      minimum: 0,
+      description: 'Deliveries created for events of the window that the endpoint never had one of.',
+    }),
+  },
+  {
+    $id: 'WebhookRecovery',
+    additionalProperties: false,
+    description: "What a recover did to an endpoint's deliveries of a window.",
+  },
+)
+export type WebhookRecovery = Static<typeof WebhookRecovery>
 
 export const DeletedWebhookEndpoint = deletedObject('webhook_endpoint', 'DeletedWebhookEndpoint')

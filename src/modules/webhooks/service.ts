@@ -1,37 +1,59 @@
 import { errors } from '../../core/errors.js'
 import type { AuthContext } from '../../core/identity.js'
-import type { Db, Trx } from '../../db/connection.js'
+import { instantOf } from '../../core/instants.js'
+import type { Db, Executor, Trx } from '../../db/connection.js'
 import { ownedBy } from '../../db/scope.js'
 import { changedFields } from '../../lib/changes.js'
 import { newId } from '../../lib/ids.js'
 import { toIso } from '../../lib/time.js'
-import { eventPayloads } from '../events/repository.js'
-import { API_VERSION } from '../events/types.js'
+import { recordEvent } from '../events/outbox.js'
+import { eventPayloads, eventsBetween } from '../events/repository.js'
+import {
+  createResource,
+  listService,
+  type ResourceStore,
+  retrieveResource,
+  updateResource,
+} from '../shared/resources.js'
 import { recordResend } from './outcomes.js'
 import {
   attemptsOf,
   deleteEndpointRow,
   type EndpointRow,
+  failedDeliveryIds,
   failPendingDeliveries,
   findDelivery,
   findEndpoint,
   insertDeliveries,
   insertEndpoint,
+  listEndpointRows,
+  lockEndpoint,
+  newDeliveryRow,
+  requeueFailedDeliveries,
+  subscriberOf,
   toDelivery,
   toEndpoint,
   updateEndpointRow,
 } from './repository.js'
 import type {
   CreateEndpointBody,
+  RecoverBody,
   RotateSecretBody,
   UpdateEndpointBody,
   WebhookDelivery,
   WebhookEndpoint,
   WebhookEndpointWithSecret,
+  WebhookRecovery,
 } from './schemas.js'
 import type { DeliverySender } from './sender.js'
 import { generateSigningSecret } from './signature.js'
-import { checkEnabledEvents, TEST_EVENT_TYPE } from './subscription.js'
+import {
+  checkEnabledEvents,
+  ENDPOINT_DISABLED_EVENT_TYPE,
+  receives,
+  subjectEndpointIdOf,
+  TEST_EVENT_TYPE,
+} from './subscription.js'
 import { checkEndpointUrl, type HostLookup, UnsafeUrlError } from './url-policy.js'
 
 export interface UrlPolicy {
@@ -48,31 +70,41 @@ async function safeUrl(raw: string, policy: UrlPolicy): Promise<string> {
   }
 }
 
+const endpoints: ResourceStore<EndpointRow, WebhookEndpoint> = {
+  name: 'webhook_endpoint',
+  prefix: 'we',
+  find: findEndpoint,
+  insert: insertEndpoint,
+  write: updateEndpointRow,
+  toApi: toEndpoint,
+}
+
 export async function createEndpoint(
   trx: Trx,
   auth: AuthContext,
   input: CreateEndpointBody,
   policy: UrlPolicy,
 ): Promise<WebhookEndpointWithSecret> {
-  const now = Date.now()
-  const row: EndpointRow = {
-    id: newId('we'),
-    ...ownedBy(auth),
+  const secret = generateSigningSecret()
+  const endpoint = await createResource(trx, auth, endpoints, {
     url: await safeUrl(input.url, policy),
     description: input.description ?? null,
     enabled_events: JSON.stringify(checkEnabledEvents(input.enabled_events)),
     status: 'enabled',
     disabled_reason: null,
-    secret: generateSigningSecret(),
+    secret,
     previous_secret: null,
     previous_secret_expires_at: null,
     consecutive_failures: 0,
-    created_at: now,
-    updated_at: now,
-  }
-  await insertEndpoint(trx, row)
-  return { ...toEndpoint(row), secret: row.secret }
+  })
+  return { ...endpoint, secret }
 }
+
+export function retrieveEndpoint(db: Executor, auth: AuthContext, id: string): Promise<WebhookEndpoint> {
+  return retrieveResource(db, auth, endpoints, id)
+}
+
+export const listEndpoints = listService(listEndpointRows, toEndpoint)
 
 /**
  * `{"status": "enabled"}` re-enables an auto-disabled endpoint and clears its failure count;
@@ -85,30 +117,30 @@ export async function updateEndpoint(
   input: UpdateEndpointBody,
   policy: UrlPolicy,
 ): Promise<WebhookEndpoint> {
-  const current = await findEndpoint(trx, auth, id, true)
-  if (!current) throw errors.notFound('webhook_endpoint', id)
-  const statusChange =
-    input.status === undefined || input.status === current.status
-      ? {}
-      : input.status === 'enabled'
-        ? { status: 'enabled' as const, disabled_reason: null, consecutive_failures: 0 }
-        : { status: 'disabled' as const, disabled_reason: 'manual' }
-  const changes = {
-    ...changedFields(current, {
-      url: input.url === undefined ? undefined : await safeUrl(input.url, policy),
-      description: input.description,
-      enabled_events:
-        input.enabled_events === undefined
-          ? undefined
-          : JSON.stringify(checkEnabledEvents(input.enabled_events)),
-    }),
-    ...statusChange,
-  }
-  if (Object.keys(changes).length === 0) return toEndpoint(current)
-  const updated: EndpointRow = { ...current, ...changes, updated_at: Date.now() }
-  await updateEndpointRow(trx, id, { ...changes, updated_at: updated.updated_at })
-  if (statusChange.status === 'disabled') await failPendingDeliveries(trx, id, updated.updated_at)
-  return toEndpoint(updated)
+  return updateResource(trx, auth, endpoints, id, {
+    changes: async (current) => {
+      const statusChange =
+        input.status === undefined || input.status === current.status
+          ? {}
+          : input.status === 'enabled'
+            ? { status: 'enabled' as const, disabled_reason: null, consecutive_failures: 0 }
+            : { status: 'disabled' as const, disabled_reason: 'manual' }
+      return {
+        ...changedFields(current, {
+          url: input.url === undefined ? undefined : await safeUrl(input.url, policy),
+          description: input.description,
+          enabled_events:
+            input.enabled_events === undefined
+              ? undefined
+              : JSON.stringify(checkEnabledEvents(input.enabled_events)),
+        }),
+        ...statusChange,
+      }
+    },
+    afterWrite: async ({ changes, updated }) => {
+      if (changes.status === 'disabled') await failPendingDeliveries(trx, id, updated.updated_at)
+    },
+  })
 }
 
 export async function deleteEndpoint(trx: Trx, auth: AuthContext, id: string) {
@@ -162,33 +194,13 @@ export async function sendTestEvent(trx: Trx, auth: AuthContext, id: string): Pr
   const endpoint = await findEndpoint(trx, auth, id)
   if (!endpoint) throw errors.notFound('webhook_endpoint', id)
   if (endpoint.status !== 'enabled') throw errors.endpointDisabled(id)
+  const event = await recordEvent(trx, auth, TEST_EVENT_TYPE, toEndpoint(endpoint), { dispatched: true })
   const now = Date.now()
-  const eventId = newId('evt')
-  const envelope = {
-    object: 'event',
-    id: eventId,
-    type: TEST_EVENT_TYPE,
-    api_version: API_VERSION,
-    livemode: auth.livemode,
-    created: toIso(now),
-    data: { object: toEndpoint(endpoint) },
-  }
-  await trx
-    .insertInto('events')
-    .values({
-      id: eventId,
-      ...ownedBy(auth),
-      type: TEST_EVENT_TYPE,
-      created_at: now,
-      payload: JSON.stringify(envelope),
-      dispatched_at: now,
-    })
-    .execute()
   const delivery = {
     id: newId('whd'),
     ...ownedBy(auth),
     endpoint_id: id,
-    event_id: eventId,
+    event_id: event.id,
     event_type: TEST_EVENT_TYPE,
     status: 'pending' as const,
     scheduled_attempts: 0,
@@ -224,4 +236,108 @@ export async function resendDelivery(
   const updated = await findDelivery(db, auth, delivery.id)
   if (!updated) throw errors.notFound('webhook_delivery', delivery.id)
   return toDelivery(updated, (await attemptsOf(db, [updated.id])).get(updated.id) ?? [])
+}
+
+/** How far back a recover may reach (events and deliveries are kept at least this long). */
+export const RECOVER_MAX_LOOKBACK_MS = 14 * 24 * 3_600_000
+/**
+ * Rows a recover reads and writes per transaction: each batch is a short write (on SQLite the one
+ * write lock is held for a batch, not for the whole recover) and memory stays bounded.
+ */
+export const RECOVER_BATCH = 1000
+/**
+ * Each batch falls due this long after the previous one. The worker sends an endpoint's due
+ * deliveries at its usual pace anyway (its window); the spacing keeps a huge recover from putting
+ * 100,000 rows at the head of the due index at once, where every other endpoint's claim would have
+ * to read past them.
+ */
+export const RECOVER_BATCH_SPACING_MS = 1000
+
+/**
+ * recover: for the window [since, until) (never before the endpoint's creation), puts the
+ * endpoint's failed deliveries back to pending for a new round of scheduled attempts (same `whd_`
+ * ids), and creates the deliveries of the window's events the endpoint should have had and never
+ * got (it was disabled when they were dispatched; one not dispatched yet gets its delivery here or
+ * from the dispatcher, whichever comes first). Batches of its own transactions, each of which
+ * checks under the endpoint's lock that it is still enabled. Safe to repeat: only failed rows are
+ * requeued, and the unique (event, endpoint) index refuses a second delivery of an event.
+ */
+export async function recoverEndpoint(
+  db: Db,
+  auth: AuthContext,
+  id: string,
+  input: RecoverBody,
+): Promise<WebhookRecovery> {
+  const startedAt = Date.now()
+  const since = instantOf(input.since, 'since')
+  const until = input.until === undefined ? startedAt : instantOf(input.until, 'until')
+  if (since < startedAt - RECOVER_MAX_LOOKBACK_MS)
+    throw errors.invalidValue('since', 'since must be at most 14 days ago.')
+  if (until <= since)
+    throw errors.invalidTimeRange(
+      input.until === undefined ? 'since' : 'until',
+      'until (default: now) must be after since.',
+    )
+  const endpoint = await findEndpoint(db, auth, id)
+  if (!endpoint) throw errors.notFound('webhook_endpoint', id)
+  if (endpoint.status !== 'enabled') throw errors.endpointDisabled(id)
+  const window = { from: Math.max(since, endpoint.created_at), to: until }
+
+  let batch = 0
+  /** One batch's transaction, after checking that the endpoint is still there and enabled. */
+  const writeBatch = (write: (trx: Trx, dueAt: number) => Promise<number>) => {
+    const dueAt = startedAt + batch * RECOVER_BATCH_SPACING_MS
+    batch += 1
+    return db.transaction().execute(async (trx) => {
+      const locked = await lockEndpoint(trx, id)
+      if (!locked) throw errors.notFound('webhook_endpoint', id)
+      if (locked.status !== 'enabled') throw errors.endpointDisabled(id)
+      return write(trx, dueAt)
+    })
+  }
+
+  let recovered = 0
+  for (let afterId = ''; ; ) {
+    const ids = await failedDeliveryIds(db, id, window, afterId, RECOVER_BATCH)
+    if (ids.length === 0) break
+    recovered += await writeBatch((trx, dueAt) => requeueFailedDeliveries(trx, ids, dueAt, Date.now()))
+    afterId = ids[ids.length - 1] as string
+  }
+
+  const subscriber = subscriberOf(endpoint)
+  let created = 0
+  for (let after: { created_at: number; id: string } | undefined; ; ) {
+    const events = await eventsBetween(db, endpoint, window, after, RECOVER_BATCH)
+    if (events.length === 0) break
+    after = events[events.length - 1]
+    const subjects = await eventPayloads(
+      db,
+      events.filter((e) => e.type === ENDPOINT_DISABLED_EVENT_TYPE).map((e) => e.id),
+    )
+    const receivable = events.filter((event) => {
+      const payload = subjects.get(event.id)
+      return receives(subscriber, { ...event, subjectEndpointId: payload && subjectEndpointIdOf(payload) })
+    })
+    if (receivable.length === 0) continue
+    created += await writeBatch(async (trx, dueAt) => {
+      const now = Date.now()
+      let inserted = 0
+      // 500 rows of 12 parameters per INSERT: far below either dialect's limit.
+      for (let i = 0; i < receivable.length; i += 500)
+        inserted += await insertDeliveries(
+          trx,
+          receivable.slice(i, i + 500).map((event) => newDeliveryRow(event, id, now, dueAt)),
+        )
+      return inserted
+    })
+  }
+
+  return {
+    object: 'webhook_recovery',
+    endpoint_id: id,
+    since: toIso(since),
+    until: toIso(until),
+    recovered,
+    created,
+  }
 }

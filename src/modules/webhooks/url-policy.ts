@@ -2,6 +2,7 @@ import type { LookupAddress, LookupOptions } from 'node:dns'
 import dns from 'node:dns'
 import type { LookupFunction } from 'node:net'
 import net from 'node:net'
+import ipaddr from 'ipaddr.js'
 import { Agent, buildConnector } from 'undici'
 
 /**
@@ -51,40 +52,37 @@ export function findUnsafeUrlError(error: unknown): UnsafeUrlError | undefined {
 
 // IPv4 ranges that are not globally reachable unicast: IANA's special-purpose registry plus multicast and
 // the reserved 240/4 (which holds the limited broadcast 255.255.255.255).
-const BLOCKED_IPV4: ReadonlyArray<readonly [string, number]> = [
-  ['0.0.0.0', 8], // "this network", unspecified
-  ['10.0.0.0', 8], // private
-  ['100.64.0.0', 10], // carrier-grade NAT
-  ['127.0.0.0', 8], // loopback
-  ['169.254.0.0', 16], // link-local, cloud metadata (169.254.169.254)
-  ['172.16.0.0', 12], // private
-  ['192.0.0.0', 24], // IETF protocol assignments
-  ['192.0.2.0', 24], // documentation TEST-NET-1
-  ['192.88.99.0', 24], // deprecated 6to4 relay anycast
-  ['192.168.0.0', 16], // private
-  ['198.18.0.0', 15], // benchmarking
-  ['198.51.100.0', 24], // documentation TEST-NET-2
-  ['203.0.113.0', 24], // documentation TEST-NET-3
-  ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved, broadcast
-]
+const BLOCKED_IPV4 = [
+  '0.0.0.0/8', // "this network", unspecified
+  '10.0.0.0/8', // private
+  '100.64.0.0/10', // carrier-grade NAT
+  '127.0.0.0/8', // loopback
+  '169.254.0.0/16', // link-local, cloud metadata (169.254.169.254)
+  '172.16.0.0/12', // private
+  '192.0.0.0/24', // IETF protocol assignments
+  '192.0.2.0/24', // documentation TEST-NET-1
+  '192.88.99.0/24', // deprecated 6to4 relay anycast
+  '192.168.0.0/16', // private
+  '198.18.0.0/15', // benchmarking
+  '198.51.100.0/24', // documentation TEST-NET-2
+  '203.0.113.0/24', // documentation TEST-NET-3
+  '224.0.0.0/4', // multicast
+  '240.0.0.0/4', // reserved, broadcast
+].map((cidr) => ipaddr.IPv4.parseCIDR(cidr))
 
 // Special-purpose blocks inside 2000::/3; everything outside 2000::/3 is refused wholesale (see below).
-const BLOCKED_GLOBAL_IPV6: ReadonlyArray<readonly [string, number]> = [
-  ['2001::', 23], // IETF protocol assignments: Teredo, benchmarking 2001:2::/48, ORCHID
-  ['2001:db8::', 32], // documentation
-  ['3fff::', 20], // documentation (RFC 9637)
-  ['5f00::', 16], // SRv6 SIDs
-]
+const BLOCKED_GLOBAL_IPV6 = [
+  '2001::/23', // IETF protocol assignments: Teredo, benchmarking 2001:2::/48, ORCHID
+  '2001:db8::/32', // documentation
+  '3fff::/20', // documentation (RFC 9637)
+  '5f00::/16', // SRv6 SIDs
+].map((cidr) => ipaddr.IPv6.parseCIDR(cidr))
 
-// net.BlockList does the prefix arithmetic (and, for IPv4 rules, also matches the IPv4-mapped
-// ::ffff:a.b.c.d form), so no hand-rolled masks are needed for the ranges themselves.
-const blockedIpv4 = new net.BlockList()
-for (const [address, prefix] of BLOCKED_IPV4) blockedIpv4.addSubnet(address, prefix, 'ipv4')
-const blockedGlobalIpv6 = new net.BlockList()
-for (const [address, prefix] of BLOCKED_GLOBAL_IPV6) blockedGlobalIpv6.addSubnet(address, prefix, 'ipv6')
-const globalUnicastIpv6 = new net.BlockList()
-globalUnicastIpv6.addSubnet('2000::', 3, 'ipv6')
+const GLOBAL_UNICAST_IPV6 = ipaddr.IPv6.parseCIDR('2000::/3')
+// IPv6 forms that carry an IPv4 address a connection would reach (see `embeddedIpv4`).
+const IPV4_COMPATIBLE = ipaddr.IPv6.parseCIDR('::/96')
+const NAT64 = ipaddr.IPv6.parseCIDR('64:ff9b::/96')
+const SIX_TO_FOUR = ipaddr.IPv6.parseCIDR('2002::/16')
 
 /**
  * True when connecting to `ip` could reach something that is not a public internet host: loopback,
@@ -96,63 +94,39 @@ globalUnicastIpv6.addSubnet('2000::', 3, 'ipv6')
 export function isPrivateAddress(ip: string): boolean {
   // A zone id (fe80::1%eth0) only ever accompanies link-local scope; drop it so the address parses.
   const address = ip.includes('%') ? ip.slice(0, ip.indexOf('%')) : ip
+  // net.isIP is the gate, not ipaddr.js: ipaddr.js also parses forms no socket API takes (127.1, 0x7f.1),
+  // and what a socket would not take is not an address to classify.
   const version = net.isIP(address)
-  if (version === 4) return blockedIpv4.check(address, 'ipv4')
+  if (version === 4) return isBlockedIpv4(ipaddr.IPv4.parse(address))
   if (version !== 6) return true
 
-  const embedded = embeddedIpv4(address)
-  if (embedded !== undefined) return blockedIpv4.check(embedded, 'ipv4')
+  const ipv6 = ipaddr.IPv6.parse(address)
+  const embedded = embeddedIpv4(ipv6)
+  if (embedded !== undefined) return isBlockedIpv4(embedded)
   // Allow-list rather than deny-list: all IPv6 unicast ever delegated to registries is in 2000::/3, and
   // outside it lie only loopback, unspecified, link-local, unique-local, multicast, discard-only and
   // deprecated or translation prefixes. Refusing the rest keeps future special ranges out by default.
-  if (!globalUnicastIpv6.check(address, 'ipv6')) return true
-  return blockedGlobalIpv6.check(address, 'ipv6')
+  if (!ipv6.match(GLOBAL_UNICAST_IPV6)) return true
+  return BLOCKED_GLOBAL_IPV6.some((range) => ipv6.match(range))
+}
+
+function isBlockedIpv4(ipv4: ipaddr.IPv4): boolean {
+  return BLOCKED_IPV4.some((range) => ipv4.match(range))
 }
 
 /**
  * The IPv4 address an IPv6 address stands for, where the IPv6 form is a way of reaching that IPv4 host:
- * IPv4-mapped ::ffff:0:0/96, NAT64 64:ff9b::/96 and 6to4 2002::/16. This is done by hand because
- * BlockList only understands the mapped form, and a NAT64 or 6to4 gateway would carry a connection to
- * 64:ff9b::a00:5 on to 10.0.0.5.
+ * IPv4-mapped ::ffff:0:0/96, NAT64 64:ff9b::/96 and 6to4 2002::/16, since a NAT64 or 6to4 gateway would
+ * carry a connection to 64:ff9b::a00:5 on to 10.0.0.5.
  */
-function embeddedIpv4(ipv6: string): string | undefined {
-  const words = ipv6Words(ipv6)
-  if (words === undefined) return undefined
-  const fromWords = (hi: number, lo: number) => `${hi >>> 8}.${hi & 0xff}.${lo >>> 8}.${lo & 0xff}`
-  const zeros = (from: number, to: number) => words.slice(from, to).every((w) => w === 0)
-  const w = (i: number) => words[i] ?? 0
-
-  if (zeros(0, 5) && w(5) === 0xffff) return fromWords(w(6), w(7))
+function embeddedIpv4(ipv6: ipaddr.IPv6): ipaddr.IPv4 | undefined {
+  if (ipv6.isIPv4MappedAddress()) return ipv6.toIPv4Address()
+  const bytes = ipv6.toByteArray()
   // IPv4-compatible ::a.b.c.d is deprecated (RFC 4291) and unroutable; mapping it to its IPv4 address makes
   // ::7f00:1 count as loopback and ::1 / :: (0.0.0.1 / 0.0.0.0) as "this network", all refused.
-  if (zeros(0, 6)) return fromWords(w(6), w(7))
-  if (w(0) === 0x64 && w(1) === 0xff9b && zeros(2, 6)) return fromWords(w(6), w(7))
-  if (w(0) === 0x2002) return fromWords(w(1), w(2))
+  if (ipv6.match(IPV4_COMPATIBLE) || ipv6.match(NAT64)) return new ipaddr.IPv4(bytes.slice(12, 16))
+  if (ipv6.match(SIX_TO_FOUR)) return new ipaddr.IPv4(bytes.slice(2, 6))
   return undefined
-}
-
-/** The eight 16-bit words of an address already known to be valid IPv6 (net.isIP === 6). */
-function ipv6Words(ipv6: string): number[] | undefined {
-  let text = ipv6.toLowerCase()
-  // A dotted-quad tail (::ffff:127.0.0.1) becomes two hex words so the rest is uniform.
-  const lastColon = text.lastIndexOf(':')
-  const tail = text.slice(lastColon + 1)
-  if (tail.includes('.')) {
-    const octets = tail.split('.').map(Number)
-    const [a = 0, b = 0, c = 0, d = 0] = octets
-    text = `${text.slice(0, lastColon + 1)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`
-  }
-  const halves = text.split('::')
-  const parse = (part: string | undefined) => (part ? part.split(':').map((h) => Number.parseInt(h, 16)) : [])
-  const head = parse(halves[0])
-  const rest = parse(halves[1])
-  const words =
-    halves.length === 2
-      ? [...head, ...new Array<number>(8 - head.length - rest.length).fill(0), ...rest]
-      : head
-  return words.length === 8 && words.every((n) => Number.isInteger(n) && n >= 0 && n <= 0xffff)
-    ? words
-    : undefined
 }
 
 export interface CheckEndpointUrlOptions {
@@ -235,7 +209,7 @@ export interface SafeDispatcherOptions {
  * `private_address`, code `ERR_UNSAFE_WEBHOOK_URL`), wrapped by `fetch` as the `cause`.
  *
  * Redirects are the caller's business: undici's `request` never follows them, and `fetch` must be called
- * with `redirect: 'manual'` (decisions.md: a 3xx is a failure). A followed redirect would still pass
+ * with `redirect: 'manual'` (docs/webhooks.md: a 3xx is a failure). A followed redirect would still pass
  * through this connector, so it could not reach a private address either.
  */
 export function createSafeDispatcher(options: SafeDispatcherOptions): Agent {

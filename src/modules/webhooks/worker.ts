@@ -25,7 +25,7 @@ export interface WorkerOptions {
   pollMs?: number
   /** Deliveries in hand at once (being attempted, or claimed and waiting for their endpoint). */
   maxInFlight?: number
-  /** Attempts to one endpoint in flight at once. */
+  /** Attempts to one endpoint in flight at once, at most (an endpoint that answers well gets there). */
   maxPerEndpoint?: number
 }
 
@@ -42,10 +42,21 @@ const BUSY_DISPATCH_MS = 25
  */
 export const DEFAULT_MAX_IN_FLIGHT = 128
 /**
- * One endpoint gets at most this many concurrent requests, so a slow or hanging receiver holds
- * 16 slots, not the whole worker, and no receiver is flooded.
+ * One endpoint gets at most this many concurrent requests, however well it answers, so no
+ * receiver is flooded.
  */
 export const DEFAULT_MAX_PER_ENDPOINT = 16
+/**
+ * The window of an endpoint this worker has no verdict on yet (it has not answered, or not
+ * lately): a receiver that hangs from the start holds this many slots, not `maxPerEndpoint`.
+ */
+export const INITIAL_ENDPOINT_WINDOW = 4
+/**
+ * Windows remembered for endpoints with nothing in hand. Beyond it the oldest are forgotten (that
+ * endpoint starts again from the initial window), so memory stays bounded however many endpoints
+ * there are, and so does the claim's list of per-endpoint caps.
+ */
+const MAX_REMEMBERED_WINDOWS = 500
 /** Attempts written in one group-commit transaction at most. */
 const MAX_RECORD_GROUP = 500
 
@@ -58,6 +69,7 @@ interface Job {
 /** One endpoint's deliveries in this worker's hands. */
 interface Lane {
   active: number
+  /** Claimed, waiting for the endpoint's window to open (it shrank after they were claimed). */
   waiting: Job[]
 }
 
@@ -71,8 +83,15 @@ type NextStep = 'again' | 'room' | 'idle'
  * attempt is recorded after it is sent, so a crash between the two re-sends rather than loses.
  *
  * A pipeline, not rounds: up to `maxInFlight` deliveries are in hand, and more are claimed as soon
- * as half have finished, so one slow receiver never holds back the others (it only fills its own
- * `maxPerEndpoint` slots; the claim skips an endpoint whose slots are full).
+ * as half have finished, so one slow receiver never holds back the others.
+ *
+ * Fair between endpoints: each endpoint has a window, the attempts it may have in flight, adapted
+ * to how it answers (additive increase, multiplicative decrease, as TCP does): one more after each
+ * 2xx up to `maxPerEndpoint`, halved (at least 1) after each failure or timeout, and
+ * INITIAL_ENDPOINT_WINDOW before any verdict. A claim takes of each endpoint only what its window
+ * can start now and skips endpoints with no room, so failing, hanging or throttling receivers hold
+ * a slot or two each, the worker's room stays free for the endpoints that answer, and a fresh
+ * delivery to a healthy endpoint is never queued behind the retries of failing ones.
  */
 export class WebhookWorker {
   private readonly sender: DeliverySender
@@ -86,6 +105,9 @@ export class WebhookWorker {
   private readonly leaseMs: number
   private readonly pollMs: number
   private readonly lanes = new Map<string, Lane>()
+  /** Adapted windows by endpoint (absent: INITIAL_ENDPOINT_WINDOW, capped by maxPerEndpoint). */
+  private readonly windows = new Map<string, number>()
+  private readonly initialWindow: number
   /** Deliveries in hand: active plus waiting, over every lane. */
   private held = 0
   private readonly attempts = new Set<Promise<void>>()
@@ -110,6 +132,7 @@ export class WebhookWorker {
     this.sender = new DeliverySender(options)
     this.maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT
     this.maxPerEndpoint = options.maxPerEndpoint ?? DEFAULT_MAX_PER_ENDPOINT
+    this.initialWindow = Math.min(INITIAL_ENDPOINT_WINDOW, this.maxPerEndpoint)
     this.leaseMs = 2 * options.timeoutMs + 30_000
     this.pollMs = options.pollMs ?? 100
     this.statistics = new FirstStatistics(db, (error) =>
@@ -181,11 +204,19 @@ export class WebhookWorker {
     this.statistics.ensure()
     const room = this.maxInFlight - this.held
     if (room <= 0) return 'room'
+    const skipEndpoints: string[] = []
+    const endpointCaps = new Map<string, number>()
+    for (const id of new Set([...this.lanes.keys(), ...this.windows.keys()])) {
+      const free = this.freeSlots(id)
+      if (free <= 0) skipEndpoints.push(id)
+      else if (free !== this.initialWindow) endpointCaps.set(id, free)
+    }
     const claimed = await claimDueDeliveries(this.db, {
       now: Date.now(),
       limit: room,
-      perEndpoint: this.maxPerEndpoint,
-      skipEndpoints: [...this.lanes].filter(([, lane]) => this.isFull(lane)).map(([id]) => id),
+      perEndpoint: this.initialWindow,
+      skipEndpoints,
+      endpointCaps,
       leaseMs: this.leaseMs,
     })
     if (claimed.length > 0) {
@@ -209,11 +240,31 @@ export class WebhookWorker {
     // Fewer than there was room for: the due ones are all claimed, or some endpoints' caps cut the
     // claim short and the next one (which skips them) may find others.
     if (claimed.length > 0) return 'again'
-    return [...this.lanes.values()].some((lane) => this.isFull(lane)) ? 'room' : 'idle'
+    return [...this.lanes.keys()].some((id) => this.freeSlots(id) <= 0) ? 'room' : 'idle'
   }
 
-  private isFull(lane: Lane): boolean {
-    return lane.active + lane.waiting.length >= this.maxPerEndpoint
+  private windowOf(endpointId: string): number {
+    return this.windows.get(endpointId) ?? this.initialWindow
+  }
+
+  /** What the endpoint's window can take now beyond what this worker already holds of it. */
+  private freeSlots(endpointId: string): number {
+    const lane = this.lanes.get(endpointId)
+    return this.windowOf(endpointId) - (lane ? lane.active + lane.waiting.length : 0)
+  }
+
+  /** Widens the endpoint's window by one after a 2xx, halves it after anything else. */
+  private adaptWindow(endpointId: string, succeeded: boolean) {
+    const current = this.windowOf(endpointId)
+    const next = succeeded ? Math.min(this.maxPerEndpoint, current + 1) : Math.max(1, Math.floor(current / 2))
+    // Delete first, so the map's order is least recently adapted first: the order to forget in.
+    this.windows.delete(endpointId)
+    this.windows.set(endpointId, next)
+    if (this.windows.size <= MAX_REMEMBERED_WINDOWS) return
+    for (const id of this.windows.keys()) {
+      if (this.windows.size <= MAX_REMEMBERED_WINDOWS) break
+      if (!this.lanes.has(id)) this.windows.delete(id)
+    }
   }
 
   private take(job: Job) {
@@ -229,7 +280,7 @@ export class WebhookWorker {
   }
 
   private startWaiting(endpointId: string, lane: Lane) {
-    while (this.running && lane.active < this.maxPerEndpoint && lane.waiting.length > 0) {
+    while (this.running && lane.active < this.windowOf(endpointId) && lane.waiting.length > 0) {
       const job = lane.waiting.shift() as Job
       lane.active += 1
       const attempt = this.deliver(job)
@@ -239,7 +290,7 @@ export class WebhookWorker {
         )
         .finally(() => {
           this.attempts.delete(attempt)
-          const wasFull = this.isFull(lane)
+          const wasFull = this.freeSlots(endpointId) <= 0
           lane.active -= 1
           this.held -= 1
           if (lane.active === 0 && lane.waiting.length === 0) this.lanes.delete(endpointId)
@@ -279,6 +330,7 @@ export class WebhookWorker {
       return
     }
     const outcome = await this.sender.send(delivery, endpoint, payload)
+    this.adaptWindow(endpoint.id, isSuccessStatus(outcome.statusCode))
     const finished = { delivery, endpoint, outcome }
     // Successes (the common case) are committed together with those that finished beside them;
     // a failure keeps a transaction of its own, as it may lock its endpoint's row and, on

@@ -1,5 +1,3 @@
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { afterAll, describe, expect, it } from 'vitest'
 import { type Db, openDatabase } from '../../../src/db/connection.js'
 import { WebhookWorker } from '../../../src/modules/webhooks/worker.js'
@@ -7,6 +5,7 @@ import { type ApiClient, buildTestApp, type TestApp } from '../../helpers/app.js
 import { sleep } from '../../helpers/assertions.js'
 import { createTestDatabase, dialect, type TestDatabase } from '../../helpers/database.js'
 import { type Child, killAll, spawnChild } from '../../helpers/process.js'
+import { type ReceivedRequest, WebhookReceiver } from '../../helpers/webhook-receiver.js'
 
 /**
  * What keeps webhooks from being lost or doubled when workers run side by side, crash or restart,
@@ -14,59 +13,14 @@ import { type Child, killAll, spawnChild } from '../../helpers/process.js'
  * real `cli worker` processes killed with SIGKILL.
  */
 
-interface Receipt {
-  id: string
-  at: number
-}
-
-/** A recording webhook receiver on 127.0.0.1; `plan` says how long to wait before each 200. */
-class Receiver {
-  readonly receipts: Receipt[] = []
-  /** Delay in ms before answering the n-th request (0-based) with 200. */
-  plan: (index: number) => number = () => 0
-  url = ''
-  private readonly timers = new Set<NodeJS.Timeout>()
-  private readonly server = http.createServer((req, res) => {
-    req.resume()
-    req.on('end', () => {
-      const index = this.receipts.length
-      this.receipts.push({ id: String(req.headers['x-service-id']), at: Date.now() })
-      const answer = () => {
-        this.timers.delete(timer)
-        // A held request whose sender was killed has no one left to answer.
-        if (!res.destroyed) res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}')
-      }
-      const timer = setTimeout(answer, Math.max(0, this.plan(index)))
-      this.timers.add(timer)
-    })
-  })
-
-  async start(): Promise<this> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve))
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hooks`
-    return this
+/** How many times each delivery id reached the receiver. */
+function countsById(requests: ReceivedRequest[]): Map<string, number> {
+  const counts = new Map<string, number>()
+  for (const r of requests) {
+    const id = String(r.headers['x-service-id'])
+    counts.set(id, (counts.get(id) ?? 0) + 1)
   }
-
-  /** How many times each delivery id arrived. */
-  counts(): Map<string, number> {
-    const counts = new Map<string, number>()
-    for (const r of this.receipts) counts.set(r.id, (counts.get(r.id) ?? 0) + 1)
-    return counts
-  }
-
-  async close(): Promise<void> {
-    for (const timer of this.timers) clearTimeout(timer)
-    this.server.closeAllConnections()
-    await new Promise((resolve) => this.server.close(resolve))
-  }
-}
-
-async function waitFor(probe: () => Promise<boolean> | boolean, what: string, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
+  return counts
 }
 
 async function deliveryRows(db: Db) {
@@ -136,15 +90,16 @@ describe(`webhook worker resilience (${dialect})`, () => {
 
   it(`${workerCount} concurrent worker(s) on one database send every delivery exactly once`, async () => {
     const EVENTS = 300
-    const receiver = await new Receiver().start()
+    const receiver = await WebhookReceiver.start()
+    const path = receiver.freshPath()
     // A few ms per answer, varied, so that the workers' rounds interleave rather than run in turn.
-    receiver.plan = (index) => (index * 7) % 11
+    receiver.respond(path, (_request, index) => ({ delayMs: (index * 7) % 11 }))
     const t = await buildTestApp({ worker: 'off', webhookAllowPrivateUrls: true })
     const handles: Db[] = []
     const workers: WebhookWorker[] = []
     try {
       const client = t.client((await t.key()).secret)
-      await subscribe(client, receiver.url)
+      await subscribe(client, receiver.url(path))
       await createOperators(client, EVENTS, 'conc')
 
       const roundErrors: unknown[] = []
@@ -169,10 +124,10 @@ describe(`webhook worker resilience (${dialect})`, () => {
         )
       }
       for (const worker of workers) worker.start()
-      await waitFor(
+      await receiver.waitFor(
         async () => (await succeededCount(t.db)) === EVENTS,
-        `${EVENTS} succeeded deliveries`,
         60_000,
+        `${EVENTS} succeeded deliveries`,
       )
       // stop() waits for each worker's round in progress: any duplicate in flight has arrived after it.
       await Promise.all(workers.map((w) => w.stop()))
@@ -183,11 +138,11 @@ describe(`webhook worker resilience (${dialect})`, () => {
       expect(deliveries.every((d) => d.status === 'succeeded' && d.scheduled_attempts === 1)).toBe(true)
       const ids = deliveries.map((d) => d.id).sort()
 
-      const counts = receiver.counts()
+      const counts = countsById(receiver.requestsTo(path))
       const doubled = [...counts].filter(([, n]) => n !== 1)
       expect(doubled).toEqual([])
       expect([...counts.keys()].sort()).toEqual(ids)
-      expect(receiver.receipts).toHaveLength(EVENTS)
+      expect(receiver.requestsTo(path)).toHaveLength(EVENTS)
 
       const attempts = await attemptCounts(t.db)
       expect([...attempts.keys()].sort()).toEqual(ids)
@@ -205,23 +160,24 @@ describe(`webhook worker resilience (${dialect})`, () => {
     const EVENTS = 12
     const ANSWERED = 6
     const TIMEOUT_MS = 2000
-    const receiver = await new Receiver().start()
+    const receiver = await WebhookReceiver.start()
+    const path = receiver.freshPath()
     // The first six requests are answered at once; the others are held (longer than the timeout,
     // which does not matter: their sender is killed first).
     let holding = true
-    receiver.plan = (index) => (index < ANSWERED || !holding ? 0 : 60_000)
+    receiver.respond(path, (_request, index) => ({ delayMs: index < ANSWERED || !holding ? 0 : 60_000 }))
     const t = await buildTestApp({ worker: 'off', webhookAllowPrivateUrls: true })
     try {
       const client = t.client((await t.key()).secret)
-      await subscribe(client, receiver.url)
+      await subscribe(client, receiver.url(path))
       await createOperators(client, EVENTS, 'kill')
 
       const first = spawnWorker(t.database.url, TIMEOUT_MS)
       // One round claims the whole batch (12 < the default batch size) and sends it concurrently.
-      await waitFor(
-        async () => receiver.receipts.length === EVENTS && (await succeededCount(t.db)) === ANSWERED,
-        'the batch in flight with half of it recorded',
+      await receiver.waitFor(
+        async () => receiver.requestsTo(path).length === EVENTS && (await succeededCount(t.db)) === ANSWERED,
         20_000,
+        'the batch in flight with half of it recorded',
       )
       first.kill('SIGKILL')
       expect((await first.waitForExit(5000)).signal).toBe('SIGKILL')
@@ -235,23 +191,36 @@ describe(`webhook worker resilience (${dialect})`, () => {
       // Still leased by the dead worker: claimed, sent, never recorded.
       for (const d of inFlight) expect(d.locked_until ?? 0).toBeGreaterThan(killedAt)
       const heldIds = new Set(inFlight.map((d) => d.id))
-      expect(new Set(receiver.receipts.filter((r) => heldIds.has(r.id)).map((r) => r.id))).toEqual(heldIds)
+      expect(
+        new Set(
+          receiver
+            .requestsTo(path)
+            .map((r) => String(r.headers['x-service-id']))
+            .filter((id) => heldIds.has(id)),
+        ),
+      ).toEqual(heldIds)
 
       holding = false
       const second = spawnWorker(t.database.url, TIMEOUT_MS)
       // The lease is WEBHOOK_TIMEOUT_MS + 30 s from the claim.
-      await waitFor(async () => (await succeededCount(t.db)) === EVENTS, 'every delivery succeeded', 60_000)
+      await receiver.waitFor(
+        async () => (await succeededCount(t.db)) === EVENTS,
+        60_000,
+        'every delivery succeeded',
+      )
       second.kill('SIGTERM')
       await second.waitForExit(10_000)
 
-      const counts = receiver.counts()
+      const counts = countsById(receiver.requestsTo(path))
       const leaseOf = new Map(inFlight.map((d) => [d.id, d.locked_until ?? 0]))
       for (const d of afterKill) {
         if (heldIds.has(d.id)) {
           // Sent by the killed worker, then once more by the new one, and not before the lease ran out.
           expect(counts.get(d.id)).toBe(2)
-          const resent = receiver.receipts.filter((r) => r.id === d.id)[1]
-          expect(resent?.at ?? 0).toBeGreaterThanOrEqual(leaseOf.get(d.id) ?? Number.POSITIVE_INFINITY)
+          const resent = receiver.requestsTo(path).filter((r) => r.headers['x-service-id'] === d.id)[1]
+          expect(resent?.receivedAt ?? 0).toBeGreaterThanOrEqual(
+            leaseOf.get(d.id) ?? Number.POSITIVE_INFINITY,
+          )
         } else {
           // Recorded as succeeded before the kill: never sent again.
           expect(counts.get(d.id)).toBe(1)
@@ -268,7 +237,8 @@ describe(`webhook worker resilience (${dialect})`, () => {
   }, 120_000)
 
   it('an API restart loses no event: events created while no worker ran are delivered after it', async () => {
-    const receiver = await new Receiver().start()
+    const receiver = await WebhookReceiver.start()
+    const path = receiver.freshPath()
     const database: TestDatabase = await createTestDatabase()
     const running = new Set<TestApp>()
     const open = async (worker: 'inline' | 'off') => {
@@ -288,9 +258,13 @@ describe(`webhook worker resilience (${dialect})`, () => {
     try {
       const first = await open('inline')
       const secret = (await first.key()).secret
-      await subscribe(first.client(secret), receiver.url)
+      await subscribe(first.client(secret), receiver.url(path))
       await createOperators(first.client(secret), 5, 'before')
-      await waitFor(() => receiver.receipts.length === 5, 'the first five deliveries', 10_000)
+      await receiver.waitFor(
+        () => receiver.requestsTo(path).length === 5,
+        10_000,
+        'the first five deliveries',
+      )
       await stop(first)
 
       // An API process with no worker (and none elsewhere): events pile up in the outbox.
@@ -298,7 +272,7 @@ describe(`webhook worker resilience (${dialect})`, () => {
       await createOperators(idle.client(secret), 20, 'while-down')
       await sleep(300)
       await stop(idle)
-      expect(receiver.receipts).toHaveLength(5)
+      expect(receiver.requestsTo(path)).toHaveLength(5)
       const undispatched = await check
         .selectFrom('events')
         .select('id')
@@ -307,14 +281,14 @@ describe(`webhook worker resilience (${dialect})`, () => {
       expect(undispatched).toHaveLength(20)
 
       const restarted = await open('inline')
-      await waitFor(async () => (await succeededCount(check)) === 25, 'all 25 deliveries', 15_000)
+      await receiver.waitFor(async () => (await succeededCount(check)) === 25, 15_000, 'all 25 deliveries')
       await stop(restarted)
 
       const events = await check.selectFrom('events').select('id').execute()
       expect(events).toHaveLength(25)
       const deliveries = await check.selectFrom('webhook_deliveries').select(['id', 'event_id']).execute()
       expect(new Set(deliveries.map((d) => d.event_id))).toEqual(new Set(events.map((e) => e.id)))
-      const counts = receiver.counts()
+      const counts = countsById(receiver.requestsTo(path))
       expect(new Set(counts.keys())).toEqual(new Set(deliveries.map((d) => d.id)))
       expect([...counts.values()].every((n) => n === 1)).toBe(true)
     } finally {
@@ -327,26 +301,31 @@ describe(`webhook worker resilience (${dialect})`, () => {
 
   it('with WORKER=off the API process delivers nothing; a separate `cli worker` delivers it all', async () => {
     const EVENTS = 10
-    const receiver = await new Receiver().start()
+    const receiver = await WebhookReceiver.start()
+    const path = receiver.freshPath()
     const t = await buildTestApp({ worker: 'off', webhookAllowPrivateUrls: true })
     try {
       const client = t.client((await t.key()).secret)
-      await subscribe(client, receiver.url)
+      await subscribe(client, receiver.url(path))
       await createOperators(client, EVENTS, 'off')
       await sleep(1000)
-      expect(receiver.receipts).toHaveLength(0)
+      expect(receiver.requestsTo(path)).toHaveLength(0)
       // Not even dispatched: the API process runs no part of the relay.
       const deliveries = await t.db.selectFrom('webhook_deliveries').select('id').execute()
       expect(deliveries).toHaveLength(0)
 
       const worker = spawnWorker(t.database.url, 5000)
-      await waitFor(async () => (await succeededCount(t.db)) === EVENTS, 'the separate worker', 20_000)
+      await receiver.waitFor(
+        async () => (await succeededCount(t.db)) === EVENTS,
+        20_000,
+        'the separate worker',
+      )
       worker.kill('SIGTERM')
       await worker.waitForExit(10_000)
 
       const ids = (await deliveryRows(t.db)).map((d) => d.id).sort()
       expect(ids).toHaveLength(EVENTS)
-      const counts = receiver.counts()
+      const counts = countsById(receiver.requestsTo(path))
       expect([...counts.keys()].sort()).toEqual(ids)
       expect([...counts.values()].every((n) => n === 1)).toBe(true)
     } finally {

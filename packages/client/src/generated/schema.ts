@@ -267,7 +267,7 @@ export interface paths {
       }
       requestBody?: never
       responses: {
-        /** @description A page of events. */
+        /** @description A page of events, newest first. */
         200: {
           headers: {
             'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
@@ -877,6 +877,280 @@ export interface paths {
     }
     trace?: never
   }
+  '/v1/pay-periods': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** List pay periods, newest first */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Page size, 1 to 200. */
+          limit?: number
+          /** @description The `next_cursor` of the previous page, passed back verbatim. */
+          cursor?: string
+          status?: 'open' | 'closed'
+        }
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description A page of pay periods, newest first. */
+        200: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              data: components['schemas']['PayPeriod'][]
+              /** @description `true` when further pages exist. */
+              has_more: boolean
+              /** @description Pass as `cursor` for the next page; `null` when `has_more` is `false`. */
+              next_cursor: string | null
+              /** @enum {string} */
+              object: 'list'
+            }
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+      }
+    }
+    put?: never
+    /**
+     * Create a pay period
+     * @description Inclusive dates, at most 62 days. `end_date` before `start_date`, or a longer period: 422 `invalid_date_range`; sharing a day with another period of the account and mode: 409 `overlapping_period`. Scope `timesheets:write`. Emits `pay_period.created`.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: {
+          /** @description Makes the request safe to retry: the same key with the same request within 24 hours replays the first answer. 1 to 255 characters (otherwise 422, param `Idempotency-Key`). */
+          'Idempotency-Key'?: components['parameters']['IdempotencyKey']
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': {
+            /**
+             * Format: date
+             * @description Last day (inclusive); at most 62 days after start_date counting both. YYYY-MM-DD.
+             */
+            end_date: string
+            /**
+             * Format: date
+             * @description First day (inclusive). YYYY-MM-DD.
+             */
+            start_date: string
+          }
+        }
+      }
+      responses: {
+        /** @description The created pay period (`status: open`). */
+        201: {
+          headers: {
+            'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': components['schemas']['PayPeriod']
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        409: components['responses']['Conflict']
+        413: components['responses']['PayloadTooLarge']
+        415: components['responses']['UnsupportedMediaType']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/pay-periods/{id}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** Retrieve a pay period */
+    get: {
+      parameters: {
+        query?: never
+        header?: never
+        path: {
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description The pay period. */
+        200: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': components['schemas']['PayPeriod']
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+      }
+    }
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/pay-periods/{id}/close': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Close a pay period
+     * @description 409 `pending_reviews` while a session whose work date is in the period is `pending` or still open (the message gives both counts). Afterwards creating, editing, deleting, approving or rejecting such a session answers 409 `period_closed`, and scans that would open or complete one are flagged `period_closed`. Closing a closed period changes nothing. Emits `pay_period.closed`. Scopes `timesheets:write` and `sessions:approve`.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path: {
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description The pay period. */
+        200: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': components['schemas']['PayPeriod']
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
+        409: components['responses']['Conflict']
+        413: components['responses']['PayloadTooLarge']
+        415: components['responses']['UnsupportedMediaType']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/pay-periods/{id}/reopen': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Reopen a closed pay period
+     * @description Its sessions can be changed and reviewed again. Reopening an open period changes nothing. Emits `pay_period.reopened`. Scopes `timesheets:write` and `sessions:approve`.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path: {
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description The pay period. */
+        200: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': components['schemas']['PayPeriod']
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
+        409: components['responses']['Conflict']
+        413: components['responses']['PayloadTooLarge']
+        415: components['responses']['UnsupportedMediaType']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/v1/scans': {
     parameters: {
       query?: never
@@ -951,13 +1225,13 @@ export interface paths {
             direction?: 'auto' | 'in' | 'out'
             operator_id?: string
             operator_ident?: string
-            /** @description ISO-8601 with a zone; default now. */
+            /** @description ISO-8601 with a zone; default now. At most 5 minutes after the server's clock (422 `time_in_future`: a device clock far ahead would open a session that blocks every real scan). A time before the record has moved on (earlier than the open session's check-in, inside a completed session) is flagged `out_of_order`: a device that was offline must not make overlapping sessions. */
             time?: string
           }
         }
       }
       responses: {
-        /** @description The scan, with what it did (`result`). */
+        /** @description The created scan. */
         201: {
           headers: {
             'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
@@ -969,6 +1243,149 @@ export interface paths {
           }
           content: {
             'application/json': components['schemas']['Scan']
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        409: components['responses']['Conflict']
+        413: components['responses']['PayloadTooLarge']
+        415: components['responses']['UnsupportedMediaType']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/scans/batch': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /** Record scans a device synced at once, in time order; each is applied as POST /v1/scans */
+    post: {
+      parameters: {
+        query?: never
+        header?: {
+          /** @description Makes the request safe to retry: the same key with the same request within 24 hours replays the first answer. 1 to 255 characters (otherwise 422, param `Idempotency-Key`). */
+          'Idempotency-Key'?: components['parameters']['IdempotencyKey']
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description 1 to 500 scans, each as `POST /v1/scans` takes it; applied in `time` order. */
+            scans: {
+              /** @description The device's code. */
+              device_id: string
+              direction?: 'auto' | 'in' | 'out'
+              operator_id?: string
+              operator_ident?: string
+              /** @description ISO-8601 with a zone; default now. At most 5 minutes after the server's clock (422 `time_in_future`: a device clock far ahead would open a session that blocks every real scan). A time before the record has moved on (earlier than the open session's check-in, inside a completed session) is flagged `out_of_order`: a device that was offline must not make overlapping sessions. */
+              time?: string
+            }[]
+          }
+        }
+      }
+      responses: {
+        /** @description What each scan of the batch did, in input order. */
+        200: {
+          headers: {
+            'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description One entry per scan sent, in the order sent: the scan recorded, or the `error` of the envelope `POST /v1/scans` would have answered with. */
+              data: (
+                | components['schemas']['Scan']
+                | {
+                    /**
+                     * @description Machine-readable code, when applicable.
+                     * @enum {string}
+                     */
+                    code?:
+                      | 'invalid_json'
+                      | 'invalid_body'
+                      | 'invalid_cursor'
+                      | 'malformed_url'
+                      | 'malformed_request'
+                      | 'request_timeout'
+                      | 'expectation_failed'
+                      | 'headers_too_large'
+                      | 'method_not_allowed'
+                      | 'body_too_large'
+                      | 'unsupported_media_type'
+                      | 'missing_scope'
+                      | 'route_not_found'
+                      | 'resource_missing'
+                      | 'duplicate_ident'
+                      | 'duplicate_device_code'
+                      | 'open_session_exists'
+                      | 'overlapping_session'
+                      | 'endpoint_disabled'
+                      | 'session_open'
+                      | 'period_closed'
+                      | 'pending_reviews'
+                      | 'overlapping_period'
+                      | 'idempotency_key_reuse'
+                      | 'idempotency_key_in_use'
+                      | 'missing_param'
+                      | 'unknown_param'
+                      | 'invalid_type'
+                      | 'invalid_value'
+                      | 'invalid_timestamp'
+                      | 'invalid_time_range'
+                      | 'time_in_future'
+                      | 'break_exceeds_duration'
+                      | 'conflicting_params'
+                      | 'invalid_date_range'
+                      | 'cross_mode_reference'
+                      | 'unknown_operator'
+                      | 'unknown_device'
+                      | 'unknown_location'
+                      | 'ambiguous_location'
+                      | 'invalid_timezone'
+                      | 'invalid_event_type'
+                      | 'invalid_url'
+                      | 'rate_limited'
+                    message: string
+                    /** @description The offending parameter, when applicable. */
+                    param?: string
+                    /** @description Prefix `req_`; equals the X-Request-Id response header. */
+                    request_id: string
+                    type:
+                      | 'bad_request'
+                      | 'authentication_error'
+                      | 'insufficient_scope'
+                      | 'not_found'
+                      | 'conflict'
+                      | 'validation_error'
+                      | 'rate_limited'
+                      | 'api_error'
+                  }
+              )[]
+              /** @enum {boolean} */
+              has_more: false
+              next_cursor: null
+              /** @enum {string} */
+              object: 'list'
+            }
           }
         }
         400: components['responses']['BadRequest']
@@ -1062,6 +1479,12 @@ export interface paths {
           check_in_from?: string
           /** @description Sessions whose check-in is before this instant. */
           check_in_to?: string
+          /** @description `pending` for flagged sessions (API create or edit, a flagged closure) and again after any edit; `not_required` for scanned sessions without a flag; `approved` or `rejected` after review. */
+          review_status?: 'pending' | 'not_required' | 'approved' | 'rejected'
+          /** @description Work date on or after (YYYY-MM-DD). */
+          work_date_from?: string
+          /** @description Work date on or before (YYYY-MM-DD). */
+          work_date_to?: string
         }
         header?: never
         path?: never
@@ -1116,11 +1539,11 @@ export interface paths {
             /** @description Minutes of break. */
             break_minutes?: number
             check_in: {
-              /** @description ISO-8601 with a zone designator (Z or ±hh:mm). */
+              /** @description ISO-8601 with a zone designator (Z or ±hh:mm). At most 5 minutes after the server's clock (422 `time_in_future`: attendance is recorded after it happens) and not before 1970 (422 `invalid_time_range`). */
               time: string
             }
             check_out: {
-              /** @description ISO-8601 with a zone designator (Z or ±hh:mm). */
+              /** @description ISO-8601 with a zone designator (Z or ±hh:mm). At most 5 minutes after the server's clock (422 `time_in_future`: attendance is recorded after it happens) and not before 1970 (422 `invalid_time_range`). */
               time: string
             }
             /** @description The device's code. */
@@ -1241,6 +1664,7 @@ export interface paths {
         401: components['responses']['Unauthorized']
         403: components['responses']['Forbidden']
         404: components['responses']['NotFound']
+        409: components['responses']['Conflict']
         413: components['responses']['PayloadTooLarge']
         415: components['responses']['UnsupportedMediaType']
         422: components['responses']['ValidationError']
@@ -1266,11 +1690,11 @@ export interface paths {
             /** @description Minutes of break. */
             break_minutes?: number
             check_in?: {
-              /** @description ISO-8601 with a zone designator (Z or ±hh:mm). */
+              /** @description ISO-8601 with a zone designator (Z or ±hh:mm). At most 5 minutes after the server's clock (422 `time_in_future`: attendance is recorded after it happens) and not before 1970 (422 `invalid_time_range`). */
               time: string
             }
             check_out?: {
-              /** @description ISO-8601 with a zone designator (Z or ±hh:mm). */
+              /** @description ISO-8601 with a zone designator (Z or ±hh:mm). At most 5 minutes after the server's clock (422 `time_in_future`: attendance is recorded after it happens) and not before 1970 (422 `invalid_time_range`). */
               time: string
             }
             /** @description The device's code. */
@@ -1313,6 +1737,130 @@ export interface paths {
         500: components['responses']['InternalError']
       }
     }
+    trace?: never
+  }
+  '/v1/sessions/{id}/approve': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Approve a session after review
+     * @description Sets `review_status` to `approved` with `reviewed_at`, `reviewed_by` (the key) and `review_note` (the body and its `note` are optional). An open session: 409 `session_open`; a work date in a closed pay period: 409 `period_closed`. Writes a revision (action `approved`) and emits `session.updated` with `previous_attributes`. Scope `sessions:approve`, which `sessions:write` does not imply.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path: {
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description Why; kept as the review_note. */
+            note?: string | null
+          }
+        }
+      }
+      responses: {
+        /** @description The session, approved. */
+        200: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': components['schemas']['Session']
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
+        409: components['responses']['Conflict']
+        413: components['responses']['PayloadTooLarge']
+        415: components['responses']['UnsupportedMediaType']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/sessions/{id}/reject': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Reject a session after review
+     * @description Sets `review_status` to `rejected` with `reviewed_at`, `reviewed_by` (the key) and `review_note` (`note` is required: 422 `missing_param`; a rejected session stays readable and counts for nothing). An open session: 409 `session_open`; a work date in a closed pay period: 409 `period_closed`. Writes a revision (action `rejected`) and emits `session.updated` with `previous_attributes`. Scope `sessions:approve`, which `sessions:write` does not imply.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path: {
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description Required: why the session does not count. */
+            note?: string | null
+          }
+        }
+      }
+      responses: {
+        /** @description The session, rejected. */
+        200: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': components['schemas']['Session']
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
+        409: components['responses']['Conflict']
+        413: components['responses']['PayloadTooLarge']
+        415: components['responses']['UnsupportedMediaType']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
     trace?: never
   }
   '/v1/sessions/{id}/revisions': {
@@ -1377,6 +1925,83 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/v1/timesheets': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * Hours per operator and work date (or ISO week), as JSON pages or one CSV file
+     * @description One entry per operator and work date (or ISO week with `group_by=week`, `date` then being its Monday) that has any session, ordered by `operator_ident` (byte order) then `date`. `from` and `to` are inclusive work dates, at most 366 days apart counting both (422 `invalid_date_range` otherwise). `hours` sums the sessions `approved` or `not_required`, `pending_hours` the `pending` ones, `rejected_hours` the `rejected` ones; each sum is of exact durations in milliseconds, rounded half-up to 2 decimals once. A week entry sums the days of that week within `from`–`to`.
+     *
+     *     With `Accept: text/csv` the same query answers every entry at once (`limit` and `cursor` are ignored), streamed, with the header row `operator_ident,employee_id,name,date,hours,pending_hours,rejected_hours,sessions,open_sessions`, CRLF line ends, RFC 4180 quoting, hours with 2 decimals, and any cell beginning with `=`, `+`, `-`, `@`, tab or carriage return prefixed with `'` (spreadsheet formula injection). Scope `timesheets:read`.
+     */
+    get: {
+      parameters: {
+        query: {
+          /** @description Page size, 1 to 200. */
+          limit?: number
+          /** @description The `next_cursor` of the previous page, passed back verbatim. */
+          cursor?: string
+          /** @description First work date (inclusive). YYYY-MM-DD. */
+          from: string
+          /** @description Last work date (inclusive); at most 366 days counting both ends. YYYY-MM-DD. */
+          to: string
+          operator_id?: string
+          location_id?: string
+          /** @description `day` (default) or `week` (ISO weeks, `date` being their Monday). */
+          group_by?: 'day' | 'week'
+        }
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description A page of timesheet entries, or (Accept: text/csv) all of them as a CSV file. */
+        200: {
+          headers: {
+            /** @description CSV only: `attachment; filename="timesheet-<from>-<to>.csv"`. */
+            'Content-Disposition'?: string
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            /** @description CSV only: the number of data rows (for a progress bar; sessions written while it streams may change it). */
+            'X-Total-Count'?: number
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              data: components['schemas']['TimesheetEntry'][]
+              /** @description `true` when further pages exist. */
+              has_more: boolean
+              /** @description Pass as `cursor` for the next page; `null` when `has_more` is `false`. */
+              next_cursor: string | null
+              /** @enum {string} */
+              object: 'list'
+            }
+            'text/csv': string
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+      }
+    }
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/v1/webhook-deliveries': {
     parameters: {
       query?: never
@@ -1395,6 +2020,10 @@ export interface paths {
           endpoint_id?: string
           event_id?: string
           status?: 'pending' | 'succeeded' | 'failed'
+          /** @description Deliveries created at or after this instant. */
+          created_from?: string
+          /** @description Deliveries created before this instant. */
+          created_to?: string
         }
         header?: never
         path?: never
@@ -1778,6 +2407,70 @@ export interface paths {
     }
     trace?: never
   }
+  '/v1/webhook-endpoints/{id}/recover': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Redeliver a window: failed deliveries back to pending, missed ones created
+     * @description For the window [since, until) (at most 14 days back, never before the endpoint was created): every failed delivery of the endpoint goes back to `pending` with a new round of scheduled attempts (same `whd_` id), and every event the endpoint subscribes to but never got a delivery of (it was disabled) gets one. Safe to repeat: nothing that succeeded is sent again, and an event never has two deliveries to one endpoint.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path: {
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description Start of the window (an instant, at most 14 days ago). */
+            since: string
+            /** @description End of the window, exclusive (an instant); default now. */
+            until?: string
+          }
+        }
+      }
+      responses: {
+        /** @description How many deliveries were recovered and created. */
+        200: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': components['schemas']['WebhookRecovery']
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
+        409: components['responses']['Conflict']
+        413: components['responses']['PayloadTooLarge']
+        415: components['responses']['UnsupportedMediaType']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/v1/webhook-endpoints/{id}/rotate-secret': {
     parameters: {
       query?: never
@@ -1913,7 +2606,7 @@ export interface webhooks {
     put?: never
     /**
      * The device.created event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `device.created` (exactly, as `device.*`, or `*`); `data.object` is the device after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `device.created` (exactly, as `device.*`, or `*`) and that existed when it happened; `data.object` is the device after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -1982,7 +2675,7 @@ export interface webhooks {
     put?: never
     /**
      * The device.deleted event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `device.deleted` (exactly, as `device.*`, or `*`); `data.object` is the device after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `device.deleted` (exactly, as `device.*`, or `*`) and that existed when it happened; `data.object` is the device after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -2051,7 +2744,7 @@ export interface webhooks {
     put?: never
     /**
      * The device.updated event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `device.updated` (exactly, as `device.*`, or `*`); `data.object` is the device after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `device.updated` (exactly, as `device.*`, or `*`) and that existed when it happened; `data.object` is the device after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -2120,7 +2813,7 @@ export interface webhooks {
     put?: never
     /**
      * The location.created event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `location.created` (exactly, as `location.*`, or `*`); `data.object` is the location after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `location.created` (exactly, as `location.*`, or `*`) and that existed when it happened; `data.object` is the location after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -2189,7 +2882,7 @@ export interface webhooks {
     put?: never
     /**
      * The location.deleted event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `location.deleted` (exactly, as `location.*`, or `*`); `data.object` is the location after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `location.deleted` (exactly, as `location.*`, or `*`) and that existed when it happened; `data.object` is the location after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -2258,7 +2951,7 @@ export interface webhooks {
     put?: never
     /**
      * The location.updated event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `location.updated` (exactly, as `location.*`, or `*`); `data.object` is the location after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `location.updated` (exactly, as `location.*`, or `*`) and that existed when it happened; `data.object` is the location after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -2327,7 +3020,7 @@ export interface webhooks {
     put?: never
     /**
      * The operator.created event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `operator.created` (exactly, as `operator.*`, or `*`); `data.object` is the operator after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `operator.created` (exactly, as `operator.*`, or `*`) and that existed when it happened; `data.object` is the operator after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -2396,7 +3089,7 @@ export interface webhooks {
     put?: never
     /**
      * The operator.deactivated event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `operator.deactivated` (exactly, as `operator.*`, or `*`); `data.object` is the operator after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `operator.deactivated` (exactly, as `operator.*`, or `*`) and that existed when it happened; `data.object` is the operator after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -2465,7 +3158,7 @@ export interface webhooks {
     put?: never
     /**
      * The operator.updated event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `operator.updated` (exactly, as `operator.*`, or `*`); `data.object` is the operator after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `operator.updated` (exactly, as `operator.*`, or `*`) and that existed when it happened; `data.object` is the operator after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -2523,6 +3216,213 @@ export interface webhooks {
     patch?: never
     trace?: never
   }
+  'pay_period.closed': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * The pay_period.closed event
+     * @description Sent to every enabled endpoint whose `enabled_events` match `pay_period.closed` (exactly, as `pay_period.*`, or `*`) and that existed when it happened; `data.object` is the pay_period after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed by the signing secret>`; during a secret rotation a second `v1=` signed with the previous secret. Accept when any `v1` matches (constant-time compare) and `t` is within 5 minutes. */
+          'X-Service-Signature': components['parameters']['XServiceSignature']
+          /** @description The delivery id (`whd_…`), stable across retries and resends: de-duplicate on it or on the body `id`. */
+          'X-Service-Id': components['parameters']['XServiceId']
+          /** @description The event type, equal to the body `type`. */
+          'X-Service-Event': components['parameters']['XServiceEvent']
+        }
+        path?: never
+        cookie?: never
+      }
+      /** @description The event envelope, with `type` `pay_period.closed`. */
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['Event'] & {
+            data: {
+              object: components['schemas']['PayPeriod']
+            }
+            /** @constant */
+            type: 'pay_period.closed'
+          }
+        }
+      }
+      responses: {
+        /** @description Gone: the delivery fails at once and is never retried. */
+        410: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Received: any 2xx ends the delivery as succeeded. The body is ignored (its first 2 KiB are kept in the delivery log). */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Any other status, a redirect, a timeout or a connection error is a failed attempt: retried with exponential backoff (about 1 minute up to 1 hour, at most 6 attempts; a longer `Retry-After` on 429 or 503 is honoured). Endpoints that keep failing are disabled automatically; re-enable with PATCH `{"status": "enabled"}`. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  'pay_period.created': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * The pay_period.created event
+     * @description Sent to every enabled endpoint whose `enabled_events` match `pay_period.created` (exactly, as `pay_period.*`, or `*`) and that existed when it happened; `data.object` is the pay_period after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed by the signing secret>`; during a secret rotation a second `v1=` signed with the previous secret. Accept when any `v1` matches (constant-time compare) and `t` is within 5 minutes. */
+          'X-Service-Signature': components['parameters']['XServiceSignature']
+          /** @description The delivery id (`whd_…`), stable across retries and resends: de-duplicate on it or on the body `id`. */
+          'X-Service-Id': components['parameters']['XServiceId']
+          /** @description The event type, equal to the body `type`. */
+          'X-Service-Event': components['parameters']['XServiceEvent']
+        }
+        path?: never
+        cookie?: never
+      }
+      /** @description The event envelope, with `type` `pay_period.created`. */
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['Event'] & {
+            data: {
+              object: components['schemas']['PayPeriod']
+            }
+            /** @constant */
+            type: 'pay_period.created'
+          }
+        }
+      }
+      responses: {
+        /** @description Gone: the delivery fails at once and is never retried. */
+        410: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Received: any 2xx ends the delivery as succeeded. The body is ignored (its first 2 KiB are kept in the delivery log). */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Any other status, a redirect, a timeout or a connection error is a failed attempt: retried with exponential backoff (about 1 minute up to 1 hour, at most 6 attempts; a longer `Retry-After` on 429 or 503 is honoured). Endpoints that keep failing are disabled automatically; re-enable with PATCH `{"status": "enabled"}`. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  'pay_period.reopened': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * The pay_period.reopened event
+     * @description Sent to every enabled endpoint whose `enabled_events` match `pay_period.reopened` (exactly, as `pay_period.*`, or `*`) and that existed when it happened; `data.object` is the pay_period after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed by the signing secret>`; during a secret rotation a second `v1=` signed with the previous secret. Accept when any `v1` matches (constant-time compare) and `t` is within 5 minutes. */
+          'X-Service-Signature': components['parameters']['XServiceSignature']
+          /** @description The delivery id (`whd_…`), stable across retries and resends: de-duplicate on it or on the body `id`. */
+          'X-Service-Id': components['parameters']['XServiceId']
+          /** @description The event type, equal to the body `type`. */
+          'X-Service-Event': components['parameters']['XServiceEvent']
+        }
+        path?: never
+        cookie?: never
+      }
+      /** @description The event envelope, with `type` `pay_period.reopened`. */
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['Event'] & {
+            data: {
+              object: components['schemas']['PayPeriod']
+            }
+            /** @constant */
+            type: 'pay_period.reopened'
+          }
+        }
+      }
+      responses: {
+        /** @description Gone: the delivery fails at once and is never retried. */
+        410: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Received: any 2xx ends the delivery as succeeded. The body is ignored (its first 2 KiB are kept in the delivery log). */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Any other status, a redirect, a timeout or a connection error is a failed attempt: retried with exponential backoff (about 1 minute up to 1 hour, at most 6 attempts; a longer `Retry-After` on 429 or 503 is honoured). Endpoints that keep failing are disabled automatically; re-enable with PATCH `{"status": "enabled"}`. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   'scan.checked_in': {
     parameters: {
       query?: never
@@ -2534,7 +3434,7 @@ export interface webhooks {
     put?: never
     /**
      * The scan.checked_in event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `scan.checked_in` (exactly, as `scan.*`, or `*`); `data.object` is the scan after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `scan.checked_in` (exactly, as `scan.*`, or `*`) and that existed when it happened; `data.object` is the scan after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -2603,7 +3503,7 @@ export interface webhooks {
     put?: never
     /**
      * The scan.checked_out event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `scan.checked_out` (exactly, as `scan.*`, or `*`); `data.object` is the scan after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `scan.checked_out` (exactly, as `scan.*`, or `*`) and that existed when it happened; `data.object` is the scan after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -2672,7 +3572,7 @@ export interface webhooks {
     put?: never
     /**
      * The scan.flagged event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `scan.flagged` (exactly, as `scan.*`, or `*`); `data.object` is the scan after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `scan.flagged` (exactly, as `scan.*`, or `*`) and that existed when it happened; `data.object` is the scan after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -2741,7 +3641,7 @@ export interface webhooks {
     put?: never
     /**
      * The session.completed event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `session.completed` (exactly, as `session.*`, or `*`); `data.object` is the session after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `session.completed` (exactly, as `session.*`, or `*`) and that existed when it happened; `data.object` is the session after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -2810,7 +3710,7 @@ export interface webhooks {
     put?: never
     /**
      * The session.deleted event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `session.deleted` (exactly, as `session.*`, or `*`); `data.object` is the session after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `session.deleted` (exactly, as `session.*`, or `*`) and that existed when it happened; `data.object` is the session after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -2879,7 +3779,7 @@ export interface webhooks {
     put?: never
     /**
      * The session.flagged event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `session.flagged` (exactly, as `session.*`, or `*`); `data.object` is the session after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `session.flagged` (exactly, as `session.*`, or `*`) and that existed when it happened; `data.object` is the session after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -2948,7 +3848,7 @@ export interface webhooks {
     put?: never
     /**
      * The session.updated event
-     * @description Sent to every enabled endpoint whose `enabled_events` match `session.updated` (exactly, as `session.*`, or `*`); `data.object` is the session after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     * @description Sent to every enabled endpoint whose `enabled_events` match `session.updated` (exactly, as `session.*`, or `*`) and that existed when it happened; `data.object` is the session after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
      */
     post: {
       parameters: {
@@ -2973,6 +3873,75 @@ export interface webhooks {
             }
             /** @constant */
             type: 'session.updated'
+          }
+        }
+      }
+      responses: {
+        /** @description Gone: the delivery fails at once and is never retried. */
+        410: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Received: any 2xx ends the delivery as succeeded. The body is ignored (its first 2 KiB are kept in the delivery log). */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Any other status, a redirect, a timeout or a connection error is a failed attempt: retried with exponential backoff (about 1 minute up to 1 hour, at most 6 attempts; a longer `Retry-After` on 429 or 503 is honoured). Endpoints that keep failing are disabled automatically; re-enable with PATCH `{"status": "enabled"}`. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  'webhook_endpoint.disabled': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * The webhook_endpoint.disabled event
+     * @description Sent to every enabled endpoint whose `enabled_events` match `webhook_endpoint.disabled` (exactly, as `webhook_endpoint.*`, or `*`) and that existed when it happened; `data.object` is the webhook_endpoint after the change. Emitted once when the service auto-disables an endpoint (without its secret); never sent to that endpoint. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed by the signing secret>`; during a secret rotation a second `v1=` signed with the previous secret. Accept when any `v1` matches (constant-time compare) and `t` is within 5 minutes. */
+          'X-Service-Signature': components['parameters']['XServiceSignature']
+          /** @description The delivery id (`whd_…`), stable across retries and resends: de-duplicate on it or on the body `id`. */
+          'X-Service-Id': components['parameters']['XServiceId']
+          /** @description The event type, equal to the body `type`. */
+          'X-Service-Event': components['parameters']['XServiceEvent']
+        }
+        path?: never
+        cookie?: never
+      }
+      /** @description The event envelope, with `type` `webhook_endpoint.disabled`. */
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['Event'] & {
+            data: {
+              object: components['schemas']['WebhookEndpoint']
+            }
+            /** @constant */
+            type: 'webhook_endpoint.disabled'
           }
         }
       }
@@ -3156,7 +4125,12 @@ export interface components {
           | 'duplicate_ident'
           | 'duplicate_device_code'
           | 'open_session_exists'
+          | 'overlapping_session'
           | 'endpoint_disabled'
+          | 'session_open'
+          | 'period_closed'
+          | 'pending_reviews'
+          | 'overlapping_period'
           | 'idempotency_key_reuse'
           | 'idempotency_key_in_use'
           | 'missing_param'
@@ -3165,8 +4139,10 @@ export interface components {
           | 'invalid_value'
           | 'invalid_timestamp'
           | 'invalid_time_range'
+          | 'time_in_future'
           | 'break_exceeds_duration'
           | 'conflicting_params'
+          | 'invalid_date_range'
           | 'cross_mode_reference'
           | 'unknown_operator'
           | 'unknown_device'
@@ -3263,6 +4239,31 @@ export interface components {
        */
       updated: string
     }
+    /** @description A range of work dates that payroll closes once every session in it is reviewed. */
+    PayPeriod: {
+      closed_at: string | null
+      /**
+       * Format: date-time
+       * @description UTC, ISO-8601 with milliseconds.
+       */
+      created: string
+      /** @description Last day of the period (inclusive), YYYY-MM-DD. */
+      end_date: string
+      /** @description Prefix `pp_`. */
+      id: string
+      livemode: boolean
+      /** @enum {string} */
+      object: 'pay_period'
+      /** @description First day of the period (inclusive), YYYY-MM-DD. */
+      start_date: string
+      /** @description While `closed`, no session whose work date lies in the period can be created, edited, deleted, approved or rejected. */
+      status: 'open' | 'closed'
+      /**
+       * Format: date-time
+       * @description UTC, ISO-8601 with milliseconds.
+       */
+      updated: string
+    }
     /** @description A badge scan at a device and what it did. */
     Scan: {
       /**
@@ -3273,7 +4274,19 @@ export interface components {
       /** @description The device's code. */
       device_id: string
       direction: 'auto' | 'in' | 'out'
-      flag_reason: string | null
+      /** @description Why a `flagged` scan changed nothing; null otherwise. */
+      flag_reason:
+        | (
+            | 'duplicate_scan'
+            | 'inactive_operator'
+            | 'no_open_session'
+            | 'already_checked_in'
+            | 'invalid_time_range'
+            | 'max_shift_exceeded'
+            | 'period_closed'
+            | 'out_of_order'
+          )
+        | null
       /** @description Prefix `scn_`. */
       id: string
       livemode: boolean
@@ -3290,7 +4303,7 @@ export interface components {
        */
       time: string
     }
-    /** @description An attendance record: a check-in and check-out of an operator at a device. */
+    /** @description An attendance record: a check-in and check-out of an operator at a device. Sessions of one operator never overlap (409 `overlapping_session`: an operator is in one place at a time; an open session extends to now), and a session entered through the API lasts at most 72 hours. */
     Session: {
       break_minutes: number
       check_in: {
@@ -3300,7 +4313,7 @@ export interface components {
          */
         time: string
       }
-      /** @description null while a scanned session is open. */
+      /** @description null while a scanned session is open, and after an open session older than 16 hours was closed (`max_shift_exceeded`) by the next scan or by the service itself within a minute: nobody knows when the operator left, so no time is invented. */
       check_out: {
         /**
          * Format: date-time
@@ -3326,6 +4339,12 @@ export interface components {
       object: 'session'
       operator_id: string
       operator_ident: string
+      review_note: string | null
+      /** @description `pending` for flagged sessions (API create or edit, a flagged closure) and again after any edit; `not_required` for scanned sessions without a flag; `approved` or `rejected` after review. */
+      review_status: 'pending' | 'not_required' | 'approved' | 'rejected'
+      reviewed_at: string | null
+      /** @description The id of the API key that approved or rejected the session. */
+      reviewed_by: string | null
       source: 'api' | 'scan'
       status: 'open' | 'completed'
       /** @description (check_out − check_in in minutes − break_minutes) / 60, rounded half-up to 2 decimals; null while open. */
@@ -3335,10 +4354,12 @@ export interface components {
        * @description UTC, ISO-8601 with milliseconds.
        */
       updated: string
+      /** @description YYYY-MM-DD: the calendar date of the check-in in the location's time zone (UTC without a location), fixed when the session is written. The session counts, whole, on this date. */
+      work_date: string
     }
     /** @description One change of a session. */
     SessionRevision: {
-      /** @description created, updated, deleted, checked_in, checked_out or closed. */
+      /** @description created, updated, deleted, checked_in, checked_out, closed, approved or rejected. */
       action: string
       after: components['schemas']['Session'] | null
       before: components['schemas']['Session'] | null
@@ -3349,12 +4370,33 @@ export interface components {
       created: string
       /** @description Prefix `rev_`. */
       id: string
-      /** @description The API key that made the change. */
+      /** @description The API key that made the change; `service` when the service closed a forgotten check-out. */
       key_id: string
       livemode: boolean
       /** @enum {string} */
       object: 'session_revision'
       session_id: string
+    }
+    /** @description Hours of one operator on one work date (or ISO week), by review status. */
+    TimesheetEntry: {
+      /** @description The work date (YYYY-MM-DD); with `group_by=week`, the Monday of the ISO week. */
+      date: string
+      employee_id: string | null
+      /** @description Hours of the sessions `approved` or `not_required`. Summed from exact durations in milliseconds and rounded half-up to 2 decimals once. */
+      hours: number
+      name: string | null
+      /** @enum {string} */
+      object: 'timesheet_entry'
+      /** @description Of them, sessions still open (no hours yet). */
+      open_sessions: number
+      operator_id: string
+      operator_ident: string
+      /** @description Hours of the sessions `pending` review. Summed from exact durations in milliseconds and rounded half-up to 2 decimals once. */
+      pending_hours: number
+      /** @description Hours of the `rejected` sessions (they count for nothing). Summed from exact durations in milliseconds and rounded half-up to 2 decimals once. */
+      rejected_hours: number
+      /** @description Sessions on this date (or week), whatever their review status. */
+      sessions: number
     }
     /** @description One POST of a delivery to its endpoint. */
     WebhookAttempt: {
@@ -3441,6 +4483,26 @@ export interface components {
       updated: string
       url: string
     }
+    /** @description What a recover did to an endpoint's deliveries of a window. */
+    WebhookRecovery: {
+      /** @description Deliveries created for events of the window that the endpoint never had one of. */
+      created: number
+      endpoint_id: string
+      /** @enum {string} */
+      object: 'webhook_recovery'
+      /** @description Failed deliveries put back to pending, same `whd_` ids, for a new round of attempts. */
+      recovered: number
+      /**
+       * Format: date-time
+       * @description UTC, ISO-8601 with milliseconds.
+       */
+      since: string
+      /**
+       * Format: date-time
+       * @description UTC, ISO-8601 with milliseconds.
+       */
+      until: string
+    }
   }
   responses: {
     /** @description Malformed request: bad JSON, a body that is not an object, a bad cursor. Codes: `invalid_json`, `invalid_body`, `invalid_cursor`, `malformed_url`, `malformed_request`. */
@@ -3456,7 +4518,7 @@ export interface components {
         'application/json': components['schemas']['ErrorEnvelope']
       }
     }
-    /** @description A uniqueness conflict, a disabled webhook endpoint, or an Idempotency-Key reused with another request or still in flight. Codes: `duplicate_ident`, `duplicate_device_code`, `open_session_exists`, `endpoint_disabled`, `idempotency_key_reuse`, `idempotency_key_in_use`. */
+    /** @description A uniqueness conflict, a session overlapping another of its operator, a disabled webhook endpoint, or an Idempotency-Key reused with another request or still in flight. Codes: `duplicate_ident`, `duplicate_device_code`, `open_session_exists`, `overlapping_session`, `endpoint_disabled`, `session_open`, `period_closed`, `pending_reviews`, `overlapping_period`, `idempotency_key_reuse`, `idempotency_key_in_use`. */
     Conflict: {
       headers: {
         'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
@@ -3577,7 +4639,7 @@ export interface components {
         'application/json': components['schemas']['ErrorEnvelope']
       }
     }
-    /** @description A parameter failed validation (`validation_error`; `code` and `param` say which and why), including a reference that does not resolve. Codes: `missing_param`, `unknown_param`, `invalid_type`, `invalid_value`, `invalid_timestamp`, `invalid_time_range`, `break_exceeds_duration`, `conflicting_params`, `cross_mode_reference`, `unknown_operator`, `unknown_device`, `unknown_location`, `ambiguous_location`, `invalid_timezone`, `invalid_event_type`, `invalid_url`. */
+    /** @description A parameter failed validation (`validation_error`; `code` and `param` say which and why), including a reference that does not resolve. Codes: `missing_param`, `unknown_param`, `invalid_type`, `invalid_value`, `invalid_timestamp`, `invalid_time_range`, `time_in_future`, `break_exceeds_duration`, `conflicting_params`, `invalid_date_range`, `cross_mode_reference`, `unknown_operator`, `unknown_device`, `unknown_location`, `ambiguous_location`, `invalid_timezone`, `invalid_event_type`, `invalid_url`. */
     ValidationError: {
       headers: {
         'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']

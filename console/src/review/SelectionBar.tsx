@@ -1,0 +1,45 @@
+import { useState } from 'preact/hooks'
+import { type Decision, missingNote } from './reviews.js'
+
+/** Approve or reject every selected session with one note; each refusal shows on its own row. */
+export function SelectionBar({
+  count,
+  busy,
+  outcome,
+  onReview,
+}: {
+  count: number
+  busy: boolean
+  /** What the last selection review did, in words. */
+  outcome: string | undefined
+  onReview: (decision: Decision, note: string) => void
+}) {
+  const [note, setNote] = useState('')
+  const [problem, setProblem] = useState<string | undefined>()
+  const decide = (decision: Decision) => {
+    const refused = missingNote(decision, note)
+    setProblem(refused?.message)
+    if (refused) return
+    onReview(decision, note)
+    setNote('')
+  }
+  const disabled = busy || count === 0
+  return (
+    <section class="selection-bar" aria-label="Review the selection">
+      <p>{count === 1 ? '1 session selected' : `${count} sessions selected`}</p>
+      <div>
+        <label for="selection-note">Note for the selection</label>
+        <input id="selection-note" value={note} onInput={(event) => setNote(event.currentTarget.value)} />
+      </div>
+      <button type="button" disabled={disabled} onClick={() => decide('approve')}>
+        Approve selected
+      </button>
+      <button type="button" class="secondary" disabled={disabled} onClick={() => decide('reject')}>
+        Reject selected
+      </button>
+      <p class="muted" aria-live="polite">
+        {problem ?? outcome}
+      </p>
+    </section>
+  )
+}

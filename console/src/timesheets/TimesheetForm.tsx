@@ -1,0 +1,99 @@
+import { useState } from 'preact/hooks'
+import type { ApiError } from '../api.js'
+import { ErrorNotice } from '../components/ErrorNotice.js'
+import { LocationSelect } from '../components/LocationSelect.js'
+import { useSignedIn } from '../context.js'
+import { asApiError } from '../hooks.js'
+import { operatorIdOf } from '../operators.js'
+import type { TimesheetQuery } from './TimesheetTable.js'
+
+export interface TimesheetForm {
+  from: string
+  to: string
+  groupBy: 'day' | 'week'
+  locationId: string
+  operatorIdent: string
+}
+
+/** The form's fields live in the page, so picking a pay period can fill its dates. */
+export function TimesheetFilters({
+  form,
+  onChange,
+  onApply,
+}: {
+  form: TimesheetForm
+  onChange: (form: TimesheetForm) => void
+  onApply: (query: TimesheetQuery) => void
+}) {
+  const { api } = useSignedIn()
+  const [problem, setProblem] = useState<ApiError | undefined>()
+  const submit = async (event: Event) => {
+    event.preventDefault()
+    setProblem(undefined)
+    try {
+      const ident = form.operatorIdent.trim()
+      onApply({
+        from: form.from,
+        to: form.to,
+        group_by: form.groupBy,
+        location_id: form.locationId || undefined,
+        operator_id: ident === '' ? undefined : await operatorIdOf(api, ident),
+      })
+    } catch (error) {
+      setProblem(asApiError(error))
+    }
+  }
+  return (
+    <form class="filters" onSubmit={submit}>
+      <div>
+        <label for="timesheet-from">From</label>
+        <input
+          id="timesheet-from"
+          type="date"
+          required
+          value={form.from}
+          onInput={(event) => onChange({ ...form, from: event.currentTarget.value })}
+        />
+      </div>
+      <div>
+        <label for="timesheet-to">To</label>
+        <input
+          id="timesheet-to"
+          type="date"
+          required
+          value={form.to}
+          onInput={(event) => onChange({ ...form, to: event.currentTarget.value })}
+        />
+      </div>
+      <div>
+        <label for="timesheet-group">Per</label>
+        <select
+          id="timesheet-group"
+          value={form.groupBy}
+          onChange={(event) => onChange({ ...form, groupBy: event.currentTarget.value as 'day' | 'week' })}
+        >
+          <option value="day">Day</option>
+          <option value="week">Week</option>
+        </select>
+      </div>
+      <div>
+        <label for="timesheet-location">Location</label>
+        <LocationSelect
+          id="timesheet-location"
+          value={form.locationId}
+          onChange={(locationId) => onChange({ ...form, locationId })}
+        />
+      </div>
+      <div>
+        <label for="timesheet-operator">Operator ident</label>
+        <input
+          id="timesheet-operator"
+          value={form.operatorIdent}
+          onInput={(event) => onChange({ ...form, operatorIdent: event.currentTarget.value })}
+        />
+      </div>
+      <button type="submit">Show timesheet</button>
+      <ErrorNotice error={problem} />
+    </form>
+  )
+}

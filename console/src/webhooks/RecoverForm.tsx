@@ -1,0 +1,75 @@
+import { useState } from 'preact/hooks'
+import type { WebhookRecovery } from '../../../packages/client/src/types.js'
+import { pathOf } from '../api.js'
+import { ErrorNotice } from '../components/ErrorNotice.js'
+import { useSignedIn } from '../context.js'
+import { useAction } from '../hooks.js'
+
+/** A `datetime-local` value is wall-clock time in the browser's zone; the API takes instants. */
+function instantOf(local: string): string | undefined {
+  return local === '' ? undefined : new Date(local).toISOString()
+}
+
+function summary(recovery: WebhookRecovery): string {
+  return (
+    `Recovered ${recovery.recovered} failed ${recovery.recovered === 1 ? 'delivery' : 'deliveries'} and ` +
+    `created ${recovery.created} missed while the endpoint was disabled; they are being sent again.`
+  )
+}
+
+/**
+ * `POST …/recover`: failed deliveries of the window go back to pending, and events missed while the
+ * endpoint was disabled get their deliveries (at most 14 days back, docs/webhooks.md).
+ */
+export function RecoverForm({ endpointId, onRecovered }: { endpointId: string; onRecovered: () => void }) {
+  const { api } = useSignedIn()
+  const action = useAction()
+  const [since, setSince] = useState('')
+  const [until, setUntil] = useState('')
+  const [result, setResult] = useState<WebhookRecovery | undefined>()
+  const submit = (event: Event) => {
+    event.preventDefault()
+    setResult(undefined)
+    return action.run(async () => {
+      const recovery = await api.post<WebhookRecovery>(
+        pathOf('/v1/webhook-endpoints', endpointId, 'recover'),
+        {
+          since: instantOf(since),
+          until: instantOf(until),
+        },
+      )
+      setResult(recovery)
+      onRecovered()
+    })
+  }
+  return (
+    <form class="filters" onSubmit={submit} aria-label="Recover deliveries">
+      <div>
+        <label for="recover-since">Recover since</label>
+        <input
+          id="recover-since"
+          type="datetime-local"
+          required
+          value={since}
+          onInput={(event) => setSince(event.currentTarget.value)}
+        />
+      </div>
+      <div>
+        <label for="recover-until">until (optional)</label>
+        <input
+          id="recover-until"
+          type="datetime-local"
+          value={until}
+          onInput={(event) => setUntil(event.currentTarget.value)}
+        />
+      </div>
+      <button type="submit" disabled={action.pending}>
+        Recover
+      </button>
+      <p class="muted" aria-live="polite">
+        {result && summary(result)}
+      </p>
+      <ErrorNotice error={action.error} />
+    </form>
+  )
+}

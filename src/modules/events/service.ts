@@ -1,0 +1,26 @@
+import type { AuthContext } from '../../core/identity.js'
+import { instantOf } from '../../core/instants.js'
+import type { Executor } from '../../db/connection.js'
+import { retrieveResource } from '../shared/resources.js'
+import type { EventEnvelope } from './outbox.js'
+import { findEvent, listEventRows, toEvent } from './repository.js'
+import type { ListEventsQuery } from './schemas.js'
+
+export function retrieveEvent(db: Executor, auth: AuthContext, id: string): Promise<EventEnvelope> {
+  return retrieveResource(db, auth, { name: 'event', find: findEvent, toApi: toEvent }, id)
+}
+
+export async function listEvents(
+  db: Executor,
+  auth: AuthContext,
+  query: ListEventsQuery,
+  beforeId: string | undefined,
+  take: number,
+): Promise<EventEnvelope[]> {
+  const filters = {
+    type: query.type,
+    createdFrom: query.created_from === undefined ? undefined : instantOf(query.created_from, 'created_from'),
+    createdTo: query.created_to === undefined ? undefined : instantOf(query.created_to, 'created_to'),
+  }
+  return (await listEventRows(db, auth, filters, beforeId, take)).map(toEvent)
+}

@@ -1,0 +1,119 @@
+import { type Selectable, sql } from 'kysely'
+import type { AuthContext } from '../../core/identity.js'
+import type { Executor, Trx } from '../../db/connection.js'
+import { supportsRowLocks } from '../../db/connection.js'
+import type { PayPeriodsTable } from '../../db/schema.js'
+import { ownedBy } from '../../db/scope.js'
+import { toIso, toIsoOrNull } from '../../lib/time.js'
+import type { PayPeriod } from './schemas.js'
+
+export type PayPeriodRow = Selectable<PayPeriodsTable>
+
+export function toPayPeriod(row: PayPeriodRow): PayPeriod {
+  return {
+    object: 'pay_period',
+    id: row.id,
+    start_date: row.start_date,
+    end_date: row.end_date,
+    status: row.status,
+    closed_at: toIsoOrNull(row.closed_at),
+    livemode: row.livemode === 1,
+    created: toIso(row.created_at),
+    updated: toIso(row.updated_at),
+  }
+}
+
+function owned(db: Executor, auth: AuthContext) {
+  return db
+    .selectFrom('pay_periods')
+    .selectAll()
+    .where((eb) => eb.and(ownedBy(auth)))
+}
+
+export async function findPayPeriod(db: Executor, auth: AuthContext, id: string, lock = false) {
+  return owned(db, auth)
+    .where('id', '=', id)
+    .$if(lock && supportsRowLocks(db), (q) => q.forUpdate())
+    .executeTakeFirst()
+}
+
+/** A period of the caller sharing at least one day with [start, end]. */
+export async function findOverlappingPeriod(db: Executor, auth: AuthContext, start: string, end: string) {
+  return owned(db, auth)
+    .where('start_date', '<=', end)
+    .where('end_date', '>=', start)
+    .orderBy('id')
+    .limit(1)
+    .executeTakeFirst()
+}
+
+/** The first closed period holding any of `dates`, if one does. */
+export async function findClosedPeriodHolding(db: Executor, auth: AuthContext, dates: readonly string[]) {
+  if (dates.length === 0) return undefined
+  return owned(db, auth)
+    .where('status', '=', 'closed')
+    .where((eb) => eb.or(dates.map((d) => eb.and([eb('start_date', '<=', d), eb('end_date', '>=', d)]))))
+    .limit(1)
+    .executeTakeFirst()
+}
+
+export async function insertPayPeriod(trx: Trx, row: PayPeriodRow) {
+  await trx.insertInto('pay_periods').values(row).execute()
+}
+
+export async function updatePayPeriodRow(trx: Trx, id: string, changes: Partial<PayPeriodRow>) {
+  await trx.updateTable('pay_periods').set(changes).where('id', '=', id).execute()
+}
+
+export async function listPayPeriodRows(
+  db: Executor,
+  auth: AuthContext,
+  filters: { status?: 'open' | 'closed' },
+  beforeId: string | undefined,
+  take: number,
+) {
+  return owned(db, auth)
+    .$if(filters.status !== undefined, (q) => q.where('status', '=', filters.status ?? 'open'))
+    .$if(beforeId !== undefined, (q) => q.where('id', '<', beforeId ?? ''))
+    .orderBy('id', 'desc')
+    .limit(take)
+    .execute()
+}
+
+/**
+ * What stops a period from closing: sessions (not deleted) whose work date is in it and that await
+ * review, or are still open.
+ */
+export async function countUnsettledSessions(trx: Trx, auth: AuthContext, start: string, end: string) {
+  const row = await trx
+    .selectFrom('sessions')
+    .select([
+      sql<number | string>`sum(case when review_status = 'pending' then 1 else 0 end)`.as('pending'),
+      sql<number | string>`sum(case when status = 'open' then 1 else 0 end)`.as('open'),
+    ])
+    .where((eb) => eb.and(ownedBy(auth)))
+    .where('deleted_at', 'is', null)
+    .where('work_date', '>=', start)
+    .where('work_date', '<=', end)
+    .where((eb) => eb.or([eb('review_status', '=', 'pending'), eb('status', '=', 'open')]))
+    .executeTakeFirst()
+  return { pending: Number(row?.pending ?? 0), open: Number(row?.open ?? 0) }
+}
+
+/**
+ * The pay-period lock of an account and mode (PostgreSQL; SQLite write transactions are serial
+ * already). Every session write whose work date could lie in a period takes it shared, before it
+ * reads the periods' status; closing a period (and creating one) takes it exclusive, before it
+ * counts the sessions. So a close and a session write never interleave: the write either commits
+ * first (and the close, which waits for it, counts it) or waits for the close and then reads
+ * `closed`. Held until the transaction ends.
+ */
+export async function lockPayPeriods(trx: Trx, auth: AuthContext, mode: 'shared' | 'exclusive') {
+  if (!supportsRowLocks(trx)) return
+  const key = `pay_periods:${auth.accountId}:${auth.livemode ? 'live' : 'test'}`
+  if (mode === 'shared') {
+    await sql`select pg_advisory_xact_lock_shared(hashtextextended(${key}, 0))`.execute(trx)
+  } else {
+    await sql`select pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(trx)
+  }
+}

@@ -1,0 +1,51 @@
+import { type Static, Type } from 'typebox'
+import { paginationQuery, Timestamp } from '../../core/schemas.js'
+
+/** A calendar date, `YYYY-MM-DD` (a real date: 2026-02-30 is refused). */
+export const CalendarDate = (description: string) =>
+  Type.String({ format: 'date', maxLength: 10, description: `${description} YYYY-MM-DD.` })
+
+export const PayPeriod = Type.Object(
+  {
+    object: Type.Literal('pay_period'),
+    id: Type.String({ description: 'Prefix `pp_`.' }),
+    start_date: Type.String({ description: 'First day of the period (inclusive), YYYY-MM-DD.' }),
+    end_date: Type.String({ description: 'Last day of the period (inclusive), YYYY-MM-DD.' }),
+    status: Type.Union([Type.Literal('open'), Type.Literal('closed')], {
+      description:
+        'While `closed`, no session whose work date lies in the period can be created, edited, deleted, approved or rejected.',
+    }),
+    closed_at: Type.Union([Timestamp, Type.Null()]),
+    livemode: Type.Boolean(),
+    created: Timestamp,
+    updated: Timestamp,
+  },
+  {
+    $id: 'PayPeriod',
+    additionalProperties: false,
+    description: 'A range of work dates that payroll closes once every session in it is reviewed.',
+  },
+)
+export type PayPeriod = Static<typeof PayPeriod>
+
+export const MAX_PERIOD_DAYS = 62
+
+export const CreatePayPeriodBody = Type.Object(
+  {
+    start_date: CalendarDate('First day (inclusive).'),
+    end_date: CalendarDate(
+      `Last day (inclusive); at most ${MAX_PERIOD_DAYS} days after start_date counting both.`,
+    ),
+  },
+  { additionalProperties: false },
+)
+export type CreatePayPeriodBody = Static<typeof CreatePayPeriodBody>
+
+export const ListPayPeriodsQuery = Type.Object(
+  {
+    ...paginationQuery,
+    status: Type.Optional(Type.Union([Type.Literal('open'), Type.Literal('closed')])),
+  },
+  { additionalProperties: false },
+)
+export type ListPayPeriodsQuery = Static<typeof ListPayPeriodsQuery>

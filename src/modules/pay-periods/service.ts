@@ -1,0 +1,119 @@
+import { errors } from '../../core/errors.js'
+import type { AuthContext } from '../../core/identity.js'
+import type { Trx } from '../../db/connection.js'
+import { daysBetween } from '../../lib/dates.js'
+import { newId } from '../../lib/ids.js'
+import { recordEvent } from '../events/outbox.js'
+import {
+  countUnsettledSessions,
+  findClosedPeriodHolding,
+  findOverlappingPeriod,
+  findPayPeriod,
+  insertPayPeriod,
+  lockPayPeriods,
+  type PayPeriodRow,
+  toPayPeriod,
+  updatePayPeriodRow,
+} from './repository.js'
+import { type CreatePayPeriodBody, MAX_PERIOD_DAYS, type PayPeriod } from './schemas.js'
+
+export async function createPayPeriod(
+  trx: Trx,
+  auth: AuthContext,
+  input: CreatePayPeriodBody,
+): Promise<PayPeriod> {
+  const { start_date: start, end_date: end } = input
+  const days = daysBetween(start, end) + 1
+  if (days < 1) throw errors.invalidDateRange('end_date', 'end_date must not be before start_date.')
+  if (days > MAX_PERIOD_DAYS) {
+    throw errors.invalidDateRange(
+      'end_date',
+      `A pay period spans at most ${MAX_PERIOD_DAYS} days (this one ${days}).`,
+    )
+  }
+  // Exclusive: two overlapping creates cannot both pass the check below.
+  await lockPayPeriods(trx, auth, 'exclusive')
+  const other = await findOverlappingPeriod(trx, auth, start, end)
+  if (other) throw errors.overlappingPeriod(other.id)
+  const now = Date.now()
+  const row: PayPeriodRow = {
+    id: newId('pp'),
+    account_id: auth.accountId,
+    livemode: auth.livemode ? 1 : 0,
+    start_date: start,
+    end_date: end,
+    status: 'open',
+    closed_at: null,
+    created_at: now,
+    updated_at: now,
+  }
+  await insertPayPeriod(trx, row)
+  const period = toPayPeriod(row)
+  await recordEvent(trx, auth, 'pay_period.created', period)
+  return period
+}
+
+/**
+ * Closes a period once no session whose work date is in it awaits review or is still open (409
+ * `pending_reviews` with both counts otherwise). Under the exclusive pay-period lock, so a session
+ * written concurrently is either counted here or refused with `period_closed` after. Closing a
+ * closed period changes nothing.
+ */
+export async function closePayPeriod(trx: Trx, auth: AuthContext, id: string): Promise<PayPeriod> {
+  await lockPayPeriods(trx, auth, 'exclusive')
+  const current = await findPayPeriod(trx, auth, id, true)
+  if (!current) throw errors.notFound('pay_period', id)
+  if (current.status === 'closed') return toPayPeriod(current)
+  const { pending, open } = await countUnsettledSessions(trx, auth, current.start_date, current.end_date)
+  if (pending > 0 || open > 0) throw errors.pendingReviews(pending, open)
+  return setStatus(trx, auth, current, 'closed')
+}
+
+/** Opens a closed period again: its sessions can be changed and reviewed. */
+export async function reopenPayPeriod(trx: Trx, auth: AuthContext, id: string): Promise<PayPeriod> {
+  await lockPayPeriods(trx, auth, 'exclusive')
+  const current = await findPayPeriod(trx, auth, id, true)
+  if (!current) throw errors.notFound('pay_period', id)
+  if (current.status === 'open') return toPayPeriod(current)
+  return setStatus(trx, auth, current, 'open')
+}
+
+async function setStatus(trx: Trx, auth: AuthContext, current: PayPeriodRow, status: 'open' | 'closed') {
+  const now = Date.now()
+  const changes = { status, closed_at: status === 'closed' ? now : null, updated_at: now }
+  await updatePayPeriodRow(trx, current.id, changes)
+  const period = toPayPeriod({ ...current, ...changes })
+  const before = toPayPeriod(current)
+  await recordEvent(trx, auth, status === 'closed' ? 'pay_period.closed' : 'pay_period.reopened', period, {
+    previousAttributes: { status: before.status, closed_at: before.closed_at, updated: before.updated },
+  })
+  return period
+}
+
+/**
+ * The closed period holding any of `workDates` (a session's work date before and after a change),
+ * if one does. Takes the pay-period lock shared first, so the answer stays true until the caller's
+ * transaction ends: call it in the transaction that writes the session, before writing.
+ */
+export async function closedPeriodHolding(
+  trx: Trx,
+  auth: AuthContext,
+  workDates: ReadonlyArray<string | null | undefined>,
+): Promise<{ id: string; date: string } | undefined> {
+  await lockPayPeriods(trx, auth, 'shared')
+  const dates = [...new Set(workDates.filter((d): d is string => typeof d === 'string'))]
+  const period = await findClosedPeriodHolding(trx, auth, dates)
+  if (!period) return undefined
+  const date = dates.find((d) => d >= period.start_date && d <= period.end_date) ?? period.start_date
+  return { id: period.id, date }
+}
+
+/** 409 `period_closed` when any of `workDates` lies in a closed period (see closedPeriodHolding). */
+export async function assertPeriodOpen(
+  trx: Trx,
+  auth: AuthContext,
+  workDates: ReadonlyArray<string | null | undefined>,
+): Promise<void> {
+  const closed = await closedPeriodHolding(trx, auth, workDates)
+  if (closed) throw errors.periodClosed(closed.id, closed.date)
+}

@@ -1,0 +1,94 @@
+import type { AuthContext } from '../../core/identity.js'
+import type { Clock } from '../../core/instants.js'
+import type { Db } from '../../db/connection.js'
+import { Pause } from '../../lib/pause.js'
+import { closeForgottenCheckOut, MAX_SHIFT_MS } from './lifecycle.js'
+import { findOpenSessionsCheckedInBefore } from './repository.js'
+
+/** Open sessions read per pass of the sweep's query; a pass repeats it until fewer come back. */
+const SWEEP_BATCH = 100
+
+/**
+ * The key id a change made by the service itself is recorded with (in a revision's `key_id`):
+ * no API key asked for it.
+ */
+export const SERVICE_KEY_ID = 'service'
+
+interface Logger {
+  error(obj: object, msg?: string): void
+}
+
+export interface SweepOptions {
+  /** Time between passes; the decisions promise a forgotten check-out closed within a minute. */
+  intervalMs: number
+  /** The clock the 16 hours are measured on; tests move it. */
+  now?: Clock
+}
+
+/**
+ * Closes forgotten check-outs: every open session older than 16 hours is closed as flagged
+ * `max_shift_exceeded`, as the operator's next scan would, so a shift without a check-out never
+ * stays open for days. Runs wherever the webhook worker runs (the API with WORKER=inline, `cli
+ * worker`); any number may run against one database: each closure is decided under the
+ * operator's lock (`closeForgottenCheckOut`), so each session is closed, and flagged, once.
+ */
+export class ForgottenCheckOutSweep {
+  private readonly now: Clock
+  private readonly pause = new Pause()
+  private running = false
+  private loop: Promise<void> | undefined
+
+  constructor(
+    private readonly db: Db,
+    private readonly options: SweepOptions,
+    private readonly log: Logger,
+  ) {
+    this.now = options.now ?? Date.now
+  }
+
+  start(): void {
+    if (this.running) return
+    this.running = true
+    this.loop = this.run()
+  }
+
+  async stop(): Promise<void> {
+    this.running = false
+    this.pause.end()
+    await this.loop
+  }
+
+  /** One pass: closes every session that is open and older than 16 hours now; returns how many. */
+  async sweep(): Promise<number> {
+    const before = this.now() - MAX_SHIFT_MS
+    let closed = 0
+    for (;;) {
+      const forgotten = await findOpenSessionsCheckedInBefore(this.db, before, SWEEP_BATCH)
+      for (const session of forgotten) {
+        const auth: AuthContext = {
+          keyId: SERVICE_KEY_ID,
+          accountId: session.account_id,
+          livemode: session.livemode === 1,
+        }
+        const result = await this.db
+          .transaction()
+          .execute((trx) => closeForgottenCheckOut(trx, auth, session.operator_id, before))
+        if (result) closed += 1
+      }
+      // A full batch may hide more; the ones just read are closed now (by this pass or another
+      // worker), so the next query moves on.
+      if (forgotten.length < SWEEP_BATCH) return closed
+    }
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      try {
+        await this.sweep()
+      } catch (error) {
+        this.log.error({ err: error }, 'sweep of forgotten check-outs failed')
+      }
+      if (this.running) await this.pause.wait(this.options.intervalMs)
+    }
+  }
+}

@@ -1,0 +1,65 @@
+import { type Static, Type } from 'typebox'
+import { paginationQuery } from '../../core/schemas.js'
+import { CalendarDate } from '../pay-periods/schemas.js'
+
+export const MAX_TIMESHEET_DAYS = 366
+
+/** The CSV columns, in order: the header row of `Accept: text/csv`. */
+export const CSV_COLUMNS = [
+  'operator_ident',
+  'employee_id',
+  'name',
+  'date',
+  'hours',
+  'pending_hours',
+  'rejected_hours',
+  'sessions',
+  'open_sessions',
+] as const
+
+const hours = (description: string) =>
+  Type.Number({
+    description: `${description} Summed from exact durations in milliseconds and rounded half-up to 2 decimals once.`,
+  })
+
+export const TimesheetEntry = Type.Object(
+  {
+    object: Type.Literal('timesheet_entry'),
+    operator_id: Type.String(),
+    operator_ident: Type.String(),
+    employee_id: Type.Union([Type.String(), Type.Null()]),
+    name: Type.Union([Type.String(), Type.Null()]),
+    date: Type.String({
+      description: 'The work date (YYYY-MM-DD); with `group_by=week`, the Monday of the ISO week.',
+    }),
+    hours: hours('Hours of the sessions `approved` or `not_required`.'),
+    pending_hours: hours('Hours of the sessions `pending` review.'),
+    rejected_hours: hours('Hours of the `rejected` sessions (they count for nothing).'),
+    sessions: Type.Integer({ description: 'Sessions on this date (or week), whatever their review status.' }),
+    open_sessions: Type.Integer({ description: 'Of them, sessions still open (no hours yet).' }),
+  },
+  {
+    $id: 'TimesheetEntry',
+    additionalProperties: false,
+    description: 'Hours of one operator on one work date (or ISO week), by review status.',
+  },
+)
+export type TimesheetEntry = Static<typeof TimesheetEntry>
+
+export const ListTimesheetsQuery = Type.Object(
+  {
+    ...paginationQuery,
+    from: CalendarDate('First work date (inclusive).'),
+    to: CalendarDate(`Last work date (inclusive); at most ${MAX_TIMESHEET_DAYS} days counting both ends.`),
+    operator_id: Type.Optional(Type.String({ maxLength: 64 })),
+    location_id: Type.Optional(Type.String({ maxLength: 64 })),
+    group_by: Type.Optional(
+      Type.Union([Type.Literal('day'), Type.Literal('week')], {
+        default: 'day',
+        description: '`day` (default) or `week` (ISO weeks, `date` being their Monday).',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
+export type ListTimesheetsQuery = Static<typeof ListTimesheetsQuery>

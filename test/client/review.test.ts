@@ -1,0 +1,206 @@
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { Writable } from 'node:stream'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { main } from '../../packages/client/src/export/cli.js'
+import { AttendanceApiError, type AttendanceClient } from '../../packages/client/src/index.js'
+import { run } from '../helpers/process.js'
+import { type ServedApp, serveApp } from './setup.js'
+
+const HEADER =
+  'operator_ident,employee_id,name,date,hours,pending_hours,rejected_hours,sessions,open_sessions'
+
+describe('the client: review, pay periods, timesheets', () => {
+  let served: ServedApp
+  let dir: string
+
+  beforeAll(async () => {
+    served = await serveApp()
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'attendance-export-test-'))
+  })
+  afterAll(async () => {
+    await served?.close()
+    if (dir) fs.rmSync(dir, { recursive: true, force: true })
+  })
+
+  /** An account with 3 operators and a few sessions in November 2026. */
+  async function month(client: AttendanceClient) {
+    const location = await client.locations.create({ name: 'HQ', timezone: 'Europe/Paris' })
+    await client.devices.create({ code: 'GATE', location_id: location.id })
+    const sessions = []
+    for (const ident of ['C', 'A', 'B']) {
+      const operator = await client.operators.create({ ident, name: `Worker ${ident}` })
+      for (const day of ['02', '03']) {
+        sessions.push(
+          await client.sessions.create({
+            operator_id: operator.id,
+            device_id: 'GATE',
+            check_in: { time: `2026-11-${day}T08:00:00+01:00` },
+            check_out: { time: `2026-11-${day}T12:30:00+01:00` },
+          }),
+        )
+      }
+    }
+    return sessions
+  }
+
+  it('approves and rejects sessions, closes and reopens a pay period', async () => {
+    const { client } = await served.client()
+    const sessions = await month(client)
+    const period = await client.payPeriods.create({ start_date: '2026-11-01', end_date: '2026-11-30' })
+    expect(period).toMatchObject({ object: 'pay_period', status: 'open' })
+
+    const refused = await client.payPeriods.close(period.id).catch((error: unknown) => error)
+    expect(refused).toBeInstanceOf(AttendanceApiError)
+    expect((refused as AttendanceApiError).code).toBe('pending_reviews')
+
+    const [first, second, ...rest] = sessions
+    const approved = await client.sessions.approve(first?.id ?? '', { note: 'ok' })
+    expect(approved).toMatchObject({ review_status: 'approved', review_note: 'ok' })
+    const rejected = await client.sessions.reject(second?.id ?? '', { note: 'duplicate' })
+    expect(rejected.review_status).toBe('rejected')
+    for (const s of rest) await client.sessions.approve(s.id)
+
+    const pending = await client.sessions.list({ review_status: 'pending' })
+    expect(pending.data).toEqual([])
+    const closed = await client.payPeriods.close(period.id)
+    expect(closed.status).toBe('closed')
+    const frozen = await client.sessions.approve(second?.id ?? '').catch((error: unknown) => error)
+    expect((frozen as AttendanceApiError).code).toBe('period_closed')
+    expect((await client.payPeriods.reopen(period.id)).status).toBe('open')
+    const all = []
+    for await (const p of client.payPeriods.iterate({ limit: 1 })) all.push(p.id)
+    expect(all).toEqual([period.id])
+    expect(await client.payPeriods.retrieve(period.id)).toMatchObject({ status: 'open' })
+  })
+
+  it('timesheets.iterate pages through every entry; timesheets.csv streams the same rows', async () => {
+    const { client, key } = await served.client()
+    const sessions = await month(client)
+    for (const s of sessions.slice(0, 3)) await client.sessions.approve(s.id)
+    const params = { from: '2026-11-01', to: '2026-11-30' }
+    const entries = []
+    for await (const entry of client.timesheets.iterate({ ...params, limit: 2 })) entries.push(entry)
+    expect(entries.map((e) => `${e.operator_ident} ${e.date} ${e.hours} ${e.pending_hours}`)).toEqual([
+      'A 2026-11-02 4.5 0',
+      'A 2026-11-03 0 4.5',
+      'B 2026-11-02 0 4.5',
+      'B 2026-11-03 0 4.5',
+      'C 2026-11-02 4.5 0',
+      'C 2026-11-03 4.5 0',
+    ])
+    const page = await client.timesheets.list({ ...params, group_by: 'week' })
+    expect(page.data.map((e) => e.date)).toEqual(['2026-11-02', '2026-11-02', '2026-11-02'])
+
+    const stream = await client.timesheets.csv(params)
+    expect(stream.totalRows).toBe(6)
+    expect(stream.headers.get('content-type')).toBe('text/csv; charset=utf-8')
+    let text = ''
+    for await (const chunk of stream) text += String(chunk)
+    const lines = text.split('\r\n')
+    expect(lines[0]).toBe(HEADER)
+    expect(lines.slice(1, -1)).toEqual(
+      entries.map((e) =>
+        [
+          e.operator_ident,
+          '',
+          e.name,
+          e.date,
+          e.hours.toFixed(2),
+          e.pending_hours.toFixed(2),
+          '0.00',
+          1,
+          0,
+        ].join(','),
+      ),
+    )
+    // An error answer rejects like any call.
+    const bad = await client.timesheets.csv({ from: '2026-11-02', to: '2026-11-01' }).catch((e: unknown) => e)
+    expect((bad as AttendanceApiError).code).toBe('invalid_date_range')
+    const noScope = (
+      await served.client(await served.key({ account: key.account_id, scopes: ['sessions:read'] }))
+    ).client
+    const forbidden = await noScope.timesheets.csv(params).catch((e: unknown) => e)
+    expect((forbidden as AttendanceApiError).status).toBe(403)
+  })
+
+  describe('attendance-export', () => {
+    async function exportRun(secret: string, args: string[]) {
+      let stdout = ''
+      let stderr = ''
+      const sink = new Writable({
+        write(chunk, _encoding, done) {
+          stdout += String(chunk)
+          done()
+        },
+      })
+      const code = await main(args, {
+        stdout: Object.assign(sink, { isTTY: false }),
+        stderr: { write: (text: string) => (stderr += text) },
+        env: { ATTENDANCE_API_KEY: secret, ATTENDANCE_BASE_URL: served.baseUrl },
+      })
+      return { code, stdout, stderr }
+    }
+
+    it('writes the CSV to --out, through a temporary file, and reports the rows', async () => {
+      const { client, key } = await served.client()
+      await month(client)
+      const out = path.join(dir, 'november.csv')
+      const result = await exportRun(key.secret, ['--from', '2026-11-01', '--to', '2026-11-30', '--out', out])
+      expect(result.code, result.stderr).toBe(0)
+      const text = fs.readFileSync(out, 'utf8')
+      expect(text.split('\r\n')[0]).toBe(HEADER)
+      expect(text.split('\r\n')).toHaveLength(8)
+      expect(fs.existsSync(`${out}.part`)).toBe(false)
+      expect(result.stderr).toContain('progress: 7/7 rows')
+      expect(result.stderr).toContain(`6 rows (2026-11-01 to 2026-11-30) written to ${out}`)
+      expect(result.stdout).toBe('')
+    })
+
+    it('refuses bad input with exit 2 and leaves nothing behind on a failed download', async () => {
+      const { key } = await served.client()
+      expect((await exportRun(key.secret, ['--from', '2026-11-01'])).code).toBe(2)
+      expect((await exportRun(key.secret, ['--from', '2026-11-01', '--to', 'soon'])).code).toBe(2)
+      expect(
+        (await exportRun(key.secret, ['--from', '2026-11-01', '--to', '2026-11-30', '--group-by', 'month']))
+          .code,
+      ).toBe(2)
+      expect((await exportRun('nope', ['--from', '2026-11-01', '--to', '2026-11-30'])).code).toBe(2)
+      const help = await exportRun(key.secret, ['--help'])
+      expect(help.code).toBe(0)
+      expect(help.stdout).toContain('Usage: attendance-export')
+      const out = path.join(dir, 'bad.csv')
+      const failed = await exportRun(key.secret, ['--from', '2026-11-30', '--to', '2026-11-01', '--out', out])
+      expect(failed.code).toBe(1)
+      expect(failed.stderr).toContain('invalid_date_range')
+      expect(fs.existsSync(out)).toBe(false)
+      expect(fs.existsSync(`${out}.part`)).toBe(false)
+    })
+
+    it('as a command, writes to standard output without --out', async () => {
+      const { client, key } = await served.client()
+      await month(client)
+      const result = await run(
+        'node',
+        [
+          '--import',
+          'tsx',
+          'packages/client/src/export/cli.ts',
+          '--from',
+          '2026-11-01',
+          '--to',
+          '2026-11-30',
+          '--group-by',
+          'week',
+        ],
+        { env: { ATTENDANCE_API_KEY: key.secret, ATTENDANCE_BASE_URL: served.baseUrl } },
+      )
+      expect(result.code, result.stderr).toBe(0)
+      expect(result.stdout).toBe(
+        `${HEADER}\r\nA,,Worker A,2026-11-02,0.00,9.00,0.00,2,0\r\nB,,Worker B,2026-11-02,0.00,9.00,0.00,2,0\r\nC,,Worker C,2026-11-02,0.00,9.00,0.00,2,0\r\n`,
+      )
+      expect(result.stderr).toContain('3 rows (2026-11-01 to 2026-11-30).')
+    })
+  })
+})

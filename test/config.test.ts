@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest'
+import { ConfigError, loadConfig } from '../src/config.js'
+
+describe('loadConfig', () => {
+  it('fills in every default of the README table', () => {
+    expect(loadConfig({})).toEqual({
+      port: 8080,
+      host: '0.0.0.0',
+      databaseUrl: 'sqlite:data/attendance.db',
+      redisUrl: undefined,
+      rateLimitMax: 100,
+      rateLimitWindowMs: 1000,
+      webhookBackoffScale: 1,
+      webhookAllowPrivateUrls: false,
+      webhookDisableThreshold: 5,
+      webhookTimeoutMs: 10_000,
+      worker: 'inline',
+      sessionSweepIntervalMs: 15_000,
+      logLevel: 'info',
+    })
+  })
+
+  it('reads every variable, and an empty one as unset', () => {
+    expect(
+      loadConfig({
+        PORT: '0',
+        HOST: '',
+        DATABASE_URL: 'postgresql://db/x',
+        REDIS_URL: 'redis://cache:6379',
+        RATE_LIMIT_MAX: '7',
+        RATE_LIMIT_WINDOW_MS: '60000',
+        WEBHOOK_BACKOFF_SCALE: '0.01',
+        WEBHOOK_ALLOW_PRIVATE_URLS: '1',
+        WEBHOOK_DISABLE_THRESHOLD: '3',
+        WEBHOOK_TIMEOUT_MS: '500',
+        WORKER: 'off',
+        LOG_LEVEL: 'silent',
+      }),
+    ).toEqual({
+      port: 0,
+      host: '0.0.0.0',
+      databaseUrl: 'postgresql://db/x',
+      redisUrl: 'redis://cache:6379',
+      rateLimitMax: 7,
+      rateLimitWindowMs: 60_000,
+      webhookBackoffScale: 0.01,
+      webhookAllowPrivateUrls: true,
+      webhookDisableThreshold: 3,
+      webhookTimeoutMs: 500,
+      worker: 'off',
+      sessionSweepIntervalMs: 15_000,
+      logLevel: 'silent',
+    })
+    expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE_URLS: 'true' }).webhookAllowPrivateUrls).toBe(true)
+    expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE_URLS: '0' }).webhookAllowPrivateUrls).toBe(false)
+  })
+
+  it.each([
+    [{ PORT: '99999' }, 'PORT must be a whole number from 0 to 65535 (got "99999")'],
+    [{ PORT: '80.5' }, 'PORT must be a whole number from 0 to 65535 (got "80.5")'],
+    [{ RATE_LIMIT_MAX: 'true' }, 'RATE_LIMIT_MAX must be a whole number from 1 to 1000000000 (got "true")'],
+    [{ WEBHOOK_BACKOFF_SCALE: '-1' }, 'WEBHOOK_BACKOFF_SCALE must be a number from 0 to 1000 (got "-1")'],
+    [
+      { WEBHOOK_ALLOW_PRIVATE_URLS: 'yes' },
+      'WEBHOOK_ALLOW_PRIVATE_URLS must be one of true, 1, false, 0 (got "yes")',
+    ],
+    [{ WORKER: 'both' }, 'WORKER must be one of inline, off (got "both")'],
+    // The URL may hold a password: only its scheme is repeated.
+    [
+      { DATABASE_URL: 'mysql://u:secret@db/x' },
+      'DATABASE_URL must start with sqlite: or postgres:// (got "mysql:…")',
+    ],
+  ])('refuses %o with one line naming the variable', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError)
+    expect(() => loadConfig(env)).toThrow(message)
+  })
+})

@@ -1,0 +1,62 @@
+import type { HTTPMethods } from 'fastify'
+import { expect } from 'vitest'
+import { ALL_SCOPES, grants } from '../../src/modules/keys/scopes.js'
+import type { ApiClient, ApiResponse, TestApp } from './app.js'
+import { expectError, uniq } from './assertions.js'
+import type { RegisteredRoute } from './routes.js'
+
+/** A request that the owner's key may send: a real path (its objects exist) and a valid body. */
+export interface SecuredRequest {
+  path: string
+  body?: unknown
+}
+
+/** Makes, with the owner's live key, what a route's request needs, and returns the request. */
+export type PrepareRequest = (owner: ApiClient) => Promise<SecuredRequest>
+
+function send(api: ApiClient, method: HTTPMethods, request: SecuredRequest): Promise<ApiResponse> {
+  return api.request({
+    method,
+    url: request.path,
+    ...(request.body === undefined ? {} : { payload: request.body as object }),
+  })
+}
+
+/**
+ * The security cases of one route, on objects of a fresh live-mode account:
+ * - no key: 401;
+ * - a key of that account with every scope but those granting `config.scope`: 403;
+ * - on a route that names an object (a path parameter): the account's test key (wrong mode) and
+ *   another account's live key: 404, as if the object did not exist;
+ * - then, as the control that makes the refusals mean something, the owner's key: not refused.
+ */
+export async function expectRouteSecured(t: TestApp, route: RegisteredRoute, prepare: PrepareRequest) {
+  const scope = route.scope
+  expect(scope, `${route.method} ${route.url} declares config.scope`).toBeDefined()
+  if (scope === undefined) return
+  const account = uniq('sec')
+  const owner = t.client((await t.key({ account, mode: 'live' })).secret)
+  const request = await prepare(owner)
+
+  expectError(await send(t.client(undefined), route.method, request), 401, 'authentication_error')
+
+  // Every scope except those granting one the route needs: a route needing several refuses a key
+  // that lacks any of them.
+  const needed = [scope].flat()
+  const unscoped = await t.key({
+    account,
+    mode: 'live',
+    scopes: ALL_SCOPES.filter((other) => !needed.some((one) => grants(new Set([other]), one))),
+  })
+  expectError(await send(t.client(unscoped.secret), route.method, request), 403, 'insufficient_scope')
+
+  if (route.url.includes('/:')) {
+    const wrongMode = t.client((await t.key({ account, mode: 'test' })).secret)
+    expectError(await send(wrongMode, route.method, request), 404, 'not_found')
+    const otherAccount = t.client((await t.key({ account: uniq('other'), mode: 'live' })).secret)
+    expectError(await send(otherAccount, route.method, request), 404, 'not_found')
+  }
+
+  const allowed = await send(owner, route.method, request)
+  expect(allowed.status, `${route.method} ${request.path}: ${JSON.stringify(allowed.body)}`).toBeLessThan(300)
+}
