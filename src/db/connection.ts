@@ -26,14 +26,24 @@ const PG_INT8_OID = 20
  */
 const GROUP_COMMIT_MAX = 16
 
+export interface OpenOptions {
+  /**
+   * SQLite: commit transactions in groups (see sqlite-driver.ts). Only for a process whose one
+   * connection to the file is this one, as the server's: a group holds the write lock until the
+   * event loop's next turn, and a second connection of the same process waiting for that lock
+   * would block the event loop (better-sqlite3 waits synchronously) until its busy_timeout.
+   */
+  groupCommit?: boolean
+}
+
 /** Opens the database named by a normalised DATABASE_URL (see config.ts). */
-export function openDatabase(url: string): DatabaseHandle {
+export function openDatabase(url: string, options: OpenOptions = {}): DatabaseHandle {
   if (url.startsWith('sqlite:'))
-    return { db: new Kysely<Database>({ dialect: sqliteDialect(url) }), dialect: 'sqlite' }
+    return { db: new Kysely<Database>({ dialect: sqliteDialect(url, options) }), dialect: 'sqlite' }
   return { db: new Kysely<Database>({ dialect: postgresDialect(url) }), dialect: 'postgres' }
 }
 
-function sqliteDialect(url: string): ServiceSqliteDialect {
+function sqliteDialect(url: string, options: OpenOptions): ServiceSqliteDialect {
   const file = url.slice('sqlite:'.length)
   if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true })
   const sqlite = new SQLite(file)
@@ -49,7 +59,7 @@ function sqliteDialect(url: string): ServiceSqliteDialect {
   // checkpoints run in the background: see sqlite-driver.ts and checkpointer.ts.
   return new ServiceSqliteDialect({
     database: sqlite,
-    groupCommit: { maxTransactions: GROUP_COMMIT_MAX },
+    groupCommit: { maxTransactions: options.groupCommit ? GROUP_COMMIT_MAX : 1 },
     checkpoint:
       file === ':memory:'
         ? undefined

@@ -19,6 +19,11 @@ const session = {
   flag_reason: 'manual_api_entry',
   source: 'api',
   status: 'completed',
+  work_date: '2026-01-02',
+  review_status: 'pending',
+  reviewed_at: null,
+  reviewed_by: null,
+  review_note: null,
   livemode: false,
   created: '2026-01-02T16:00:01.000Z',
   updated: '2026-01-02T16:00:01.000Z',
@@ -34,7 +39,6 @@ describe('response serialisation', () => {
       type: ['object', 'null'],
       required: ['time'],
       additionalProperties: false,
-      description: 'null while a scanned session is open.',
     })
     expect(p.total_hours).toMatchObject({ type: ['number', 'null'] })
     expect(p.source).toEqual({ type: 'string', enum: ['api', 'scan'] })

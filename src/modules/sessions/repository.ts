@@ -253,20 +253,47 @@ export async function insertRevision(
   before: Session | null,
   after: Session | null,
 ) {
-  await trx
-    .insertInto('session_revisions')
-    .values({
-      id: newId('rev'),
-      session_id: sessionId,
-      ...ownedBy(auth),
-      action,
-      key_id: auth.keyId,
-      created_at: Date.now(),
-      before: before === null ? null : JSON.stringify(before),
-      after: after === null ? null : JSON.stringify(after),
-    })
-    .execute()
+  await insertRevisionRow.run(trx, {
+    id: newId('rev'),
+    sessionId,
+    accountId: auth.accountId,
+    livemode: toFlag(auth.livemode),
+    action,
+    keyId: auth.keyId,
+    now: Date.now(),
+    before: before === null ? null : JSON.stringify(before),
+    after: after === null ? null : JSON.stringify(after),
+  })
 }
+
+/** One in every create and edit: compiled once (db/compiled.ts). */
+const insertRevisionRow = compiled(
+  (
+    db,
+    p: {
+      id: string
+      sessionId: string
+      accountId: string
+      livemode: 0 | 1
+      action: string
+      keyId: string
+      now: number
+      before: string | null
+      after: string | null
+    },
+  ) =>
+    db.insertInto('session_revisions').values({
+      id: p.id,
+      session_id: p.sessionId,
+      account_id: p.accountId,
+      livemode: p.livemode,
+      action: p.action,
+      key_id: p.keyId,
+      created_at: p.now,
+      before: p.before,
+      after: p.after,
+    }),
+)
 
 export async function listRevisionRows(
   db: Executor,
