@@ -317,6 +317,8 @@ interface Outcome {
   errors: number
   timeouts: number
   reqPerSec: number
+  /** CPU time of the target's process (all its threads) per 2xx answer, in ms; NaN without /proc. */
+  cpuMsPerRequest: number
   p50: number
   p99: number
   statuses: Record<string, number>
@@ -356,6 +358,8 @@ function requestFor(target: Target, kind: Kind, samples: string[]): autocannon.R
 
 async function load(target: Target, kind: Kind, how: { seconds: number } | { amount: number }) {
   const samples: string[] = []
+  const pid = target.child.proc.pid
+  const ticksBefore = pid === undefined ? Number.NaN : cpuTicks(pid)
   const result = await autocannon({
     url: baseUrl(target),
     connections: CONNECTIONS,
@@ -371,6 +375,10 @@ async function load(target: Target, kind: Kind, how: { seconds: number } | { amo
     errors: result.errors,
     timeouts: result.timeouts,
     reqPerSec: result['2xx'] / result.duration,
+    cpuMsPerRequest:
+      pid === undefined || !fs.existsSync(`/proc/${pid}/stat`)
+        ? Number.NaN
+        : ((cpuTicks(pid) - ticksBefore) * MS_PER_TICK) / Math.max(1, result['2xx']),
     p50: result.latency.p50,
     p99: result.latency.p99,
     statuses,
@@ -391,6 +399,9 @@ function mustBeClean(target: Target, what: string, outcome: Outcome): void {
 
 // ---- quiet: a round starts when no server process is still busy (e.g. the inline webhook worker
 // dispatching the events of the previous round), so one target's backlog does not load another's.
+
+/** /proc reports CPU time in clock ticks of 10 ms (USER_HZ = 100 on Linux). */
+const MS_PER_TICK = 10
 
 function cpuTicks(pid: number): number {
   try {
@@ -450,6 +461,7 @@ async function measure(targets: Target[], kind: Kind): Promise<KindResult> {
       const outcome = await load(target, kind, { seconds: SECONDS })
       log(
         `${name}: round ${round + 1}/${ROUNDS} ${target.label}: ${outcome.reqPerSec.toFixed(0)} req/s, ` +
+          `${outcome.cpuMsPerRequest.toFixed(3)} CPU ms/request, ` +
           `p50 ${outcome.p50} ms, p99 ${outcome.p99} ms`,
       )
       mustBeClean(target, `${name} round ${round + 1}`, outcome)
@@ -466,14 +478,17 @@ function report(targets: Target[], results: KindResult[]): string[] {
     const name = kind === 'post' ? 'POST /v1/sessions' : `GET ${LIST_PATH}`
     lines.push('', `${name}: ${ROUNDS} rounds × ${SECONDS} s per target, ${CONNECTIONS} connections`, '')
     const roundHeads = Array.from({ length: ROUNDS }, (_, i) => `r${i + 1}`)
-    lines.push(`| target | ${roundHeads.join(' | ')} | median req/s | p50 ms | p99 ms | 2xx | non-2xx |`)
-    lines.push(`|---|${roundHeads.map(() => '---:|').join('')}---:|---:|---:|---:|---:|`)
+    lines.push(
+      `| target | ${roundHeads.join(' | ')} | median req/s | p50 ms | p99 ms | CPU ms/request | 2xx | non-2xx |`,
+    )
+    lines.push(`|---|${roundHeads.map(() => '---:|').join('')}---:|---:|---:|---:|---:|---:|`)
     for (const target of targets) {
       const outcomes = rounds.get(target.id) ?? []
       const rates = outcomes.map((o) => o.reqPerSec)
       lines.push(
         `| ${target.label} | ${rates.map((r) => r.toFixed(0)).join(' | ')} | **${median(rates).toFixed(0)}** | ` +
           `${median(outcomes.map((o) => o.p50)).toFixed(1)} | ${median(outcomes.map((o) => o.p99)).toFixed(1)} | ` +
+          `${median(outcomes.map((o) => o.cpuMsPerRequest)).toFixed(3)} | ` +
           `${outcomes.reduce((s, o) => s + o.ok, 0)} | ${outcomes.reduce((s, o) => s + o.non2xx + o.errors, 0)} |`,
       )
     }
@@ -483,14 +498,20 @@ function report(targets: Target[], results: KindResult[]): string[] {
       const service = rounds.get(id)
       if (!service) continue
       const ratios = service.map((o, i) => o.reqPerSec / (bare[i]?.reqPerSec ?? Number.NaN))
+      // The same comparison by CPU cost (bare's CPU per request ÷ the service's): what the req/s
+      // ratio would be with both CPU-bound on a machine of their own. Steadier than req/s on a
+      // shared machine, where other jobs take the cores a target would have used.
+      const cpuRatios = service.map((o, i) => (bare[i]?.cpuMsPerRequest ?? Number.NaN) / o.cpuMsPerRequest)
       const label = id === 'service' ? 'service/bare' : 'service (PostgreSQL)/bare'
       lines.push(
         '',
         `${label} per round: ${ratios.map((r) => r.toFixed(3)).join(', ')} → median **${median(ratios).toFixed(3)}**`,
+        `${label} by CPU per request: ${cpuRatios.map((r) => r.toFixed(3)).join(', ')} → median **${median(cpuRatios).toFixed(3)}**`,
       )
       summary.push(
         `${kind.toUpperCase()} ${label} = ${median(ratios).toFixed(3)} ` +
-          `(${median(service.map((o) => o.reqPerSec)).toFixed(0)} vs ${median(bare.map((o) => o.reqPerSec)).toFixed(0)} req/s)`,
+          `(${median(service.map((o) => o.reqPerSec)).toFixed(0)} vs ${median(bare.map((o) => o.reqPerSec)).toFixed(0)} req/s); ` +
+          `by CPU per request ${median(cpuRatios).toFixed(3)}`,
       )
     }
   }

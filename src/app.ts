@@ -13,6 +13,7 @@ import { registerOpenApi } from './http/openapi.js'
 import { Paginator } from './http/pagination.js'
 import { registerRateLimit } from './http/rate-limit.js'
 import { newRequestId } from './http/request-id.js'
+import { serializerFactory } from './http/serialization.js'
 import { rejectNulCharacters, validatorCompiler } from './http/validation.js'
 import { deviceRoutes } from './modules/devices/routes.js'
 import { eventRoutes } from './modules/events/routes.js'
@@ -63,6 +64,8 @@ export async function buildApp({ config, db, redis }: AppDependencies): Promise<
     frameworkErrors: (_error, request, reply) => {
       sendError(request, reply, errors.malformedUrl())
     },
+    // Responses are serialised from simpler but equivalent schemas (see http/serialization.ts).
+    schemaController: { compilersFactory: { buildSerializer: serializerFactory() } },
   })
   answerUnsupportedRequests(app.server)
   app.setValidatorCompiler(validatorCompiler)

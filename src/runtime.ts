@@ -10,7 +10,8 @@ import { type CreatedKey, countAccounts, createKey } from './modules/keys/servic
  * empty database it creates the `default` account and one test key, returned for printing.
  */
 export async function startApp(config: Config) {
-  const { db } = openDatabase(config.databaseUrl)
+  // The server's connection is the only one of its process: SQLite may commit in groups.
+  const { db } = openDatabase(config.databaseUrl, { groupCommit: true })
   await migrateToLatest(db)
   let firstKey: CreatedKey | undefined
   if ((await countAccounts(db)) === 0) firstKey = await createKey(db, { account: 'default', mode: 'test' })

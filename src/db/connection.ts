@@ -1,19 +1,10 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import SQLite from 'better-sqlite3'
-import {
-  CompiledQuery,
-  type DatabaseConnection,
-  type Driver,
-  Kysely,
-  PostgresAdapter,
-  PostgresDialect,
-  SqliteDialect,
-  SqliteDriver,
-  type Transaction,
-} from 'kysely'
+import { Kysely, PostgresAdapter, PostgresDialect, type Transaction } from 'kysely'
 import pg from 'pg'
 import type { Database } from './schema.js'
+import { ServiceSqliteDialect } from './sqlite-driver.js'
 
 export type Dialect = 'sqlite' | 'postgres'
 export type Db = Kysely<Database>
@@ -27,15 +18,32 @@ export interface DatabaseHandle {
 }
 
 const PG_INT8_OID = 20
+/**
+ * Transactions a SQLite COMMIT may carry. Under load a create's 25–30 WAL pages (the session, its
+ * indexes, a revision, two events) are mostly the same hot pages as the next create's, so k creates
+ * in one COMMIT write far fewer pages than k COMMITs; a transaction waits at most for the others of
+ * its group, which were already queued for the connection.
+ */
+const GROUP_COMMIT_MAX = 16
+
+export interface OpenOptions {
+  /**
+   * SQLite: commit transactions in groups (see sqlite-driver.ts). Only for a process whose one
+   * connection to the file is this one, as the server's: a group holds the write lock until the
+   * event loop's next turn, and a second connection of the same process waiting for that lock
+   * would block the event loop (better-sqlite3 waits synchronously) until its busy_timeout.
+   */
+  groupCommit?: boolean
+}
 
 /** Opens the database named by a normalised DATABASE_URL (see config.ts). */
-export function openDatabase(url: string): DatabaseHandle {
+export function openDatabase(url: string, options: OpenOptions = {}): DatabaseHandle {
   if (url.startsWith('sqlite:'))
-    return { db: new Kysely<Database>({ dialect: sqliteDialect(url) }), dialect: 'sqlite' }
+    return { db: new Kysely<Database>({ dialect: sqliteDialect(url, options) }), dialect: 'sqlite' }
   return { db: new Kysely<Database>({ dialect: postgresDialect(url) }), dialect: 'postgres' }
 }
 
-function sqliteDialect(url: string): SqliteDialect {
+function sqliteDialect(url: string, options: OpenOptions): ServiceSqliteDialect {
   const file = url.slice('sqlite:'.length)
   if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true })
   const sqlite = new SQLite(file)
@@ -45,24 +53,18 @@ function sqliteDialect(url: string): SqliteDialect {
   sqlite.pragma('busy_timeout = 5000')
   sqlite.pragma('synchronous = NORMAL')
   sqlite.pragma('foreign_keys = ON')
-  return new ImmediateSqliteDialect({ database: sqlite })
-}
-
-/**
- * Every transaction of ours writes. `BEGIN IMMEDIATE` takes the write lock at the start, so a second
- * process (the CLI beside the server) waits its turn under busy_timeout instead of failing with
- * SQLITE_BUSY when its read snapshot would have to be upgraded to a write.
- */
-class ImmediateSqliteDialect extends SqliteDialect {
-  override createDriver(): Driver {
-    const driver = super.createDriver()
-    if (driver instanceof SqliteDriver) {
-      driver.beginTransaction = async (connection: DatabaseConnection) => {
-        await connection.executeQuery(CompiledQuery.raw('begin immediate'))
-      }
-    }
-    return driver
-  }
+  // After a checkpoint lets the WAL start over, a WAL file that grew larger than this is truncated.
+  sqlite.pragma('journal_size_limit = 134217728')
+  // Transactions are `BEGIN IMMEDIATE` and commit in groups, statements are prepared once, and
+  // checkpoints run in the background: see sqlite-driver.ts and checkpointer.ts.
+  return new ServiceSqliteDialect({
+    database: sqlite,
+    groupCommit: { maxTransactions: options.groupCommit ? GROUP_COMMIT_MAX : 1 },
+    checkpoint:
+      file === ':memory:'
+        ? undefined
+        : { file, onError: (error) => process.emitWarning(`SQLite checkpoint: ${String(error)}`) },
+  })
 }
 
 function postgresDialect(url: string): PostgresDialect {

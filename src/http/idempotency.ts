@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, type ErrorBody, errors } from '../core/errors.js'
-import type { Db, Executor, Trx } from '../db/connection.js'
-import { toFlag } from '../db/schema.js'
+import { compiled } from '../db/compiled.js'
+import { type Db, type Executor, supportsRowLocks, type Trx } from '../db/connection.js'
+import { type Flag, toFlag } from '../db/schema.js'
 import { canonicalJson } from '../lib/json.js'
 import { requireAuth } from './auth.js'
 
@@ -13,9 +14,9 @@ const MAX_KEY_LENGTH = 255
 
 type Claim = { kind: 'claimed'; token: number } | { kind: 'replay'; status: number; body: string }
 
-interface KeyScope {
+type KeyScope = {
   accountId: string
-  livemode: 0 | 1
+  livemode: Flag
   key: string
 }
 
@@ -28,9 +29,20 @@ interface KeyScope {
  * transaction: the response is replayable exactly when the object exists. Schema validation
  * (before this runs) and `validation_error`s raised by the service are not stored, so a corrected
  * retry can succeed; other 4xx answers are stored and replayed; a 5xx releases the key.
+ *
+ * On SQLite a single create's claim is made in the create's own transaction instead (one commit,
+ * not two; see `runInOneTransaction`).
  */
 export class CreateRunner {
-  constructor(private readonly db: Db) {}
+  /**
+   * SQLite runs one write transaction at a time (each `BEGIN IMMEDIATE` waits for the write lock),
+   * so there a separate claim transaction only costs a commit; PostgreSQL runs them side by side.
+   */
+  private readonly claimInCreateTransaction: boolean
+
+  constructor(private readonly db: Db) {
+    this.claimInCreateTransaction = !supportsRowLocks(db)
+  }
 
   async run<T>(
     request: FastifyRequest,
@@ -38,6 +50,14 @@ export class CreateRunner {
     create: (trx: Trx) => Promise<T>,
     successStatus = 201,
   ): Promise<T> {
+    if (this.claimInCreateTransaction) {
+      const auth = requireAuth(request)
+      const key = readKey(request)
+      if (key !== undefined) {
+        const scope: KeyScope = { accountId: auth.accountId, livemode: toFlag(auth.livemode), key }
+        return this.runInOneTransaction(reply, scope, fingerprint(request), create, successStatus)
+      }
+    }
     return this.runKeyed(request, reply, successStatus, (store) =>
       this.db.transaction().execute(async (trx) => {
         const created = await create(trx)
@@ -84,13 +104,8 @@ export class CreateRunner {
       return result
     }
     const scope: KeyScope = { accountId: auth.accountId, livemode: toFlag(auth.livemode), key }
-    const claim = await this.claim(scope, fingerprint(request))
-    if (claim.kind === 'replay') {
-      reply.header('idempotent-replayed', 'true')
-      if (claim.status >= 400) throw ApiError.fromBody(claim.status, JSON.parse(claim.body) as ErrorBody)
-      reply.code(claim.status)
-      return JSON.parse(claim.body) as T
-    }
+    const claim = await this.claim(this.db, scope, fingerprint(request))
+    if (claim.kind === 'replay') return this.replay(reply, claim)
     try {
       const result = await execute((db, created) =>
         this.complete(db, scope, claim.token, successStatus, JSON.stringify(created)),
@@ -98,7 +113,7 @@ export class CreateRunner {
       reply.code(successStatus)
       return result
     } catch (error) {
-      if (error instanceof ApiError && error.status < 500 && error.type !== 'validation_error') {
+      if (isStoredRefusal(error)) {
         await this.complete(this.db, scope, claim.token, error.status, JSON.stringify(error.toBody()))
       } else {
         await this.release(scope, claim.token)
@@ -107,36 +122,77 @@ export class CreateRunner {
     }
   }
 
-  private async claim(scope: KeyScope, print: string): Promise<Claim> {
+  /**
+   * The claim, the create and the stored response in one transaction: one commit instead of two.
+   *
+   * Safe on SQLite because its write transactions run one at a time: from our `BEGIN IMMEDIATE` to
+   * our commit no other request, of this process or another, reads or writes anything. The split
+   * claim exists so that a second request with the same key sees the claim at once (409
+   * `idempotency_key_in_use`) rather than waiting on a lock, but on SQLite that second request
+   * waits for the write lock either way, and then finds what it would find after the 409 and a
+   * retry: the stored response (a replay), or no key at all when the first request failed and
+   * released it. A claim in flight that another process committed the two-step way is met by the
+   * same rules as before (`idempotency_key_in_use`, taken over after the lease).
+   *
+   * A refusal that is stored (a 4xx other than `validation_error`) must not keep what the create
+   * wrote before failing, but must keep the claim: the create runs inside a savepoint, rolled back
+   * on error, and the refusal is then stored and committed. Any other error rolls everything back,
+   * which releases the claim.
+   */
+  private async runInOneTransaction<T>(
+    reply: FastifyReply,
+    scope: KeyScope,
+    print: string,
+    create: (trx: Trx) => Promise<T>,
+    successStatus: number,
+  ): Promise<T> {
+    const trx = await this.db.startTransaction().execute()
+    try {
+      const claim = await this.claim(trx, scope, print)
+      if (claim.kind === 'replay') {
+        await trx.commit().execute()
+        return this.replay(reply, claim)
+      }
+      const beforeCreate = await trx.savepoint('before_create').execute()
+      let result: T
+      try {
+        result = await create(beforeCreate)
+      } catch (error) {
+        if (!isStoredRefusal(error)) throw error
+        await beforeCreate.rollbackToSavepoint('before_create').execute()
+        await this.complete(trx, scope, claim.token, error.status, JSON.stringify(error.toBody()))
+        await trx.commit().execute()
+        throw error
+      }
+      await this.complete(trx, scope, claim.token, successStatus, JSON.stringify(result))
+      await trx.commit().execute()
+      reply.code(successStatus)
+      return result
+    } catch (error) {
+      if (!trx.isCommitted && !trx.isRolledBack) await trx.rollback().execute()
+      throw error
+    }
+  }
+
+  private replay<T>(reply: FastifyReply, claim: { status: number; body: string }): T {
+    reply.header('idempotent-replayed', 'true')
+    if (claim.status >= 400) throw ApiError.fromBody(claim.status, JSON.parse(claim.body) as ErrorBody)
+    reply.code(claim.status)
+    return JSON.parse(claim.body) as T
+  }
+
+  private async claim(db: Executor, scope: KeyScope, print: string): Promise<Claim> {
     // A few rounds cover the races: a row expiring, being released or being taken over between
     // our insert and our read.
     for (let round = 0; round < 5; round++) {
       const now = Date.now()
-      const inserted = await this.db
-        .insertInto('idempotency_keys')
-        .values({
-          account_id: scope.accountId,
-          livemode: scope.livemode,
-          key: scope.key,
-          fingerprint: print,
-          status: 'in_flight',
-          response_status: null,
-          response_body: null,
-          created_at: now,
-          locked_at: now,
-        })
-        .onConflict((oc) => oc.columns(['account_id', 'livemode', 'key']).doNothing())
-        .executeTakeFirst()
-      if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1) return { kind: 'claimed', token: now }
+      const inserted = await insertClaim.run(db, { ...scope, fingerprint: print, now })
+      if (inserted.numAffectedRows === 1n) return { kind: 'claimed', token: now }
 
-      const row = await this.db
-        .selectFrom('idempotency_keys')
-        .selectAll()
-        .where((eb) => eb.and(keyMatch(scope)))
-        .executeTakeFirst()
+      const row = await selectKey.first(db, scope)
       if (!row) continue
       if (row.created_at <= now - IDEMPOTENCY_RETENTION_MS) {
-        await this.db
+        await db
           .deleteFrom('idempotency_keys')
           .where((eb) => eb.and(keyMatch(scope)))
           .where('created_at', '=', row.created_at)
@@ -148,7 +204,7 @@ export class CreateRunner {
         return { kind: 'replay', status: row.response_status, body: row.response_body }
       }
       if (row.locked_at > now - IDEMPOTENCY_LEASE_MS) throw errors.idempotencyKeyInUse()
-      const taken = await this.db
+      const taken = await db
         .updateTable('idempotency_keys')
         .set({ locked_at: now })
         .where((eb) => eb.and(keyMatch(scope)))
@@ -162,14 +218,8 @@ export class CreateRunner {
 
   /** Stores the response; fails (rolling back the create) if our claim was taken over meanwhile. */
   private async complete(db: Executor, scope: KeyScope, token: number, status: number, body: string) {
-    const result = await db
-      .updateTable('idempotency_keys')
-      .set({ status: 'done', response_status: status, response_body: body })
-      .where((eb) => eb.and(keyMatch(scope)))
-      .where('status', '=', 'in_flight')
-      .where('locked_at', '=', token)
-      .executeTakeFirst()
-    if (result.numUpdatedRows !== 1n) throw errors.idempotencyKeyInUse()
+    const result = await completeClaim.run(db, { ...scope, token, status, body })
+    if (result.numAffectedRows !== 1n) throw errors.idempotencyKeyInUse()
   }
 
   private async release(scope: KeyScope, token: number) {
@@ -181,6 +231,48 @@ export class CreateRunner {
       .execute()
   }
 }
+
+/** A refusal stored with the key and replayed: a 4xx other than `validation_error`. */
+function isStoredRefusal(error: unknown): error is ApiError {
+  return error instanceof ApiError && error.status < 500 && error.type !== 'validation_error'
+}
+
+// The statements of every keyed create, compiled once (db/compiled.ts).
+const insertClaim = compiled(
+  (db, p: { accountId: string; livemode: Flag; key: string; fingerprint: string; now: number }) =>
+    db
+      .insertInto('idempotency_keys')
+      .values({
+        account_id: p.accountId,
+        livemode: p.livemode,
+        key: p.key,
+        fingerprint: p.fingerprint,
+        status: 'in_flight',
+        response_status: null,
+        response_body: null,
+        created_at: p.now,
+        locked_at: p.now,
+      })
+      .onConflict((oc) => oc.columns(['account_id', 'livemode', 'key']).doNothing()),
+)
+const selectKey = compiled((db, p: KeyScope) =>
+  db
+    .selectFrom('idempotency_keys')
+    .selectAll()
+    .where('account_id', '=', p.accountId)
+    .where('livemode', '=', p.livemode)
+    .where('key', '=', p.key),
+)
+const completeClaim = compiled((db, p: KeyScope & { token: number; status: number; body: string }) =>
+  db
+    .updateTable('idempotency_keys')
+    .set({ status: 'done', response_status: p.status, response_body: p.body })
+    .where('account_id', '=', p.accountId)
+    .where('livemode', '=', p.livemode)
+    .where('key', '=', p.key)
+    .where('status', '=', 'in_flight')
+    .where('locked_at', '=', p.token),
+)
 
 function keyMatch(scope: KeyScope) {
   return { account_id: scope.accountId, livemode: scope.livemode, key: scope.key }

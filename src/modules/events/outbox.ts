@@ -1,6 +1,7 @@
 import type { AuthContext } from '../../core/identity.js'
+import { compiled } from '../../db/compiled.js'
 import type { Trx } from '../../db/connection.js'
-import { ownedBy } from '../../db/scope.js'
+import { toFlag } from '../../db/schema.js'
 import { newId } from '../../lib/ids.js'
 import { toIso } from '../../lib/time.js'
 import type { TEST_EVENT_TYPE } from '../webhooks/subscription.js'
@@ -49,16 +50,39 @@ export async function recordEvent(
     created: toIso(now),
     data: { object, ...(previousAttributes ? { previous_attributes: previousAttributes } : {}) },
   }
-  await trx
-    .insertInto('events')
-    .values({
-      id: envelope.id,
-      ...ownedBy(auth),
-      type,
-      created_at: now,
-      payload: JSON.stringify(envelope),
-      ...(options.dispatched ? { dispatched_at: now } : {}),
-    })
-    .execute()
+  await insertEvent.run(trx, {
+    id: envelope.id,
+    accountId: auth.accountId,
+    livemode: toFlag(auth.livemode),
+    type,
+    now,
+    payload: JSON.stringify(envelope),
+    dispatchedAt: options.dispatched ? now : null,
+  })
   return envelope
 }
+
+/** Two or more of these in every create: compiled once (db/compiled.ts). */
+const insertEvent = compiled(
+  (
+    db,
+    p: {
+      id: string
+      accountId: string
+      livemode: 0 | 1
+      type: string
+      now: number
+      payload: string
+      dispatchedAt: number | null
+    },
+  ) =>
+    db.insertInto('events').values({
+      id: p.id,
+      account_id: p.accountId,
+      livemode: p.livemode,
+      type: p.type,
+      created_at: p.now,
+      payload: p.payload,
+      dispatched_at: p.dispatchedAt,
+    }),
+)

@@ -1,5 +1,6 @@
 import { type Selectable, sql } from 'kysely'
 import type { AuthContext } from '../../core/identity.js'
+import { compiled } from '../../db/compiled.js'
 import type { Executor, Trx } from '../../db/connection.js'
 import { supportsRowLocks } from '../../db/connection.js'
 import { type ReviewStatus, type SessionRevisionsTable, type SessionsTable, toFlag } from '../../db/schema.js'
@@ -186,6 +187,31 @@ export interface SessionFilters {
   work_date_to?: string
 }
 
+/** The unfiltered list, the service's most common read: compiled once (db/compiled.ts). */
+const listPage = compiled((db, p: { accountId: string; livemode: 0 | 1; beforeId: string; take: number }) =>
+  db
+    .selectFrom('sessions')
+    .selectAll()
+    .where('account_id', '=', p.accountId)
+    .where('livemode', '=', p.livemode)
+    .where('deleted_at', 'is', null)
+    .where('id', '<', p.beforeId)
+    .orderBy('id', 'desc')
+    .limit(p.take),
+)
+/** Sorts after every id (a prefix, `_` and Crockford base32), so `id < AFTER_EVERY_ID` is all. */
+const AFTER_EVERY_ID = '~'
+
+/**
+ * No filter given. `f` may carry the whole list query (the page size and cursor are not filters);
+ * any other field set, known here or added later, takes the general query.
+ */
+function isUnfiltered(f: SessionFilters): boolean {
+  return Object.entries(f).every(
+    ([name, value]) => value === undefined || name === 'limit' || name === 'cursor',
+  )
+}
+
 export async function listSessionRows(
   db: Executor,
   auth: AuthContext,
@@ -193,6 +219,14 @@ export async function listSessionRows(
   beforeId: string | undefined,
   take: number,
 ) {
+  if (isUnfiltered(f)) {
+    return listPage.rows(db, {
+      accountId: auth.accountId,
+      livemode: toFlag(auth.livemode),
+      beforeId: beforeId ?? AFTER_EVERY_ID,
+      take,
+    })
+  }
   return visible(db, auth)
     .$if(f.operator_id !== undefined, (q) => q.where('operator_id', '=', f.operator_id ?? ''))
     .$if(f.device_id !== undefined, (q) => q.where('device_code', '=', f.device_id ?? ''))
@@ -219,20 +253,47 @@ export async function insertRevision(
   before: Session | null,
   after: Session | null,
 ) {
-  await trx
-    .insertInto('session_revisions')
-    .values({
-      id: newId('rev'),
-      session_id: sessionId,
-      ...ownedBy(auth),
-      action,
-      key_id: auth.keyId,
-      created_at: Date.now(),
-      before: before === null ? null : JSON.stringify(before),
-      after: after === null ? null : JSON.stringify(after),
-    })
-    .execute()
+  await insertRevisionRow.run(trx, {
+    id: newId('rev'),
+    sessionId,
+    accountId: auth.accountId,
+    livemode: toFlag(auth.livemode),
+    action,
+    keyId: auth.keyId,
+    now: Date.now(),
+    before: before === null ? null : JSON.stringify(before),
+    after: after === null ? null : JSON.stringify(after),
+  })
 }
+
+/** One in every create and edit: compiled once (db/compiled.ts). */
+const insertRevisionRow = compiled(
+  (
+    db,
+    p: {
+      id: string
+      sessionId: string
+      accountId: string
+      livemode: 0 | 1
+      action: string
+      keyId: string
+      now: number
+      before: string | null
+      after: string | null
+    },
+  ) =>
+    db.insertInto('session_revisions').values({
+      id: p.id,
+      session_id: p.sessionId,
+      account_id: p.accountId,
+      livemode: p.livemode,
+      action: p.action,
+      key_id: p.keyId,
+      created_at: p.now,
+      before: p.before,
+      after: p.after,
+    }),
+)
 
 export async function listRevisionRows(
   db: Executor,

@@ -1,0 +1,421 @@
+import type SQLite from 'better-sqlite3'
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  type QueryCompiler,
+  type QueryResult,
+  SelectQueryNode,
+  SqliteDialect,
+} from 'kysely'
+import { Checkpointer, type CheckpointerOptions } from './checkpointer.js'
+
+/**
+ * The SQLite side of Kysely, written here rather than taken from Kysely, for two reasons:
+ *
+ * 1. **Prepared statements are kept.** Kysely's `SqliteDriver` calls `db.prepare(sql)` for every
+ *    query and throws the statement away: preparing (parsing and planning the SQL) was 10.8 % of the
+ *    service's CPU on `POST /v1/sessions` and 5.1 % on `GET /v1/sessions` (docs/performance.md).
+ *    The service runs a few dozen distinct statements, so a small cache keyed by SQL text prepares
+ *    each once. It is bounded (least recently used out) because SQL built from optional filters or
+ *    lists of values (`in (?, ?, …)`) makes new texts; SQLite re-prepares a cached statement by
+ *    itself if the schema changed (a migration) since it was prepared.
+ * 2. **Every transaction is `BEGIN IMMEDIATE`.** Every transaction of ours writes; taking the write
+ *    lock at the start makes a second process (the CLI beside the server) wait its turn under
+ *    busy_timeout instead of failing with SQLITE_BUSY when its read snapshot would have to be
+ *    upgraded to a write.
+ *
+ * Kysely offers no hook for either (its driver's connection is private), hence a driver of our own;
+ * it is otherwise Kysely's: one connection, handed to one caller at a time.
+ */
+export class StatementCache {
+  private readonly statements = new Map<string, SQLite.Statement>()
+  hits = 0
+  misses = 0
+
+  constructor(
+    private readonly database: SQLite.Database,
+    readonly capacity: number,
+  ) {
+    if (!Number.isInteger(capacity) || capacity < 1) throw new Error('capacity must be a positive integer')
+  }
+
+  get size(): number {
+    return this.statements.size
+  }
+
+  /** The prepared statement for `sql`, prepared now if it is not cached. */
+  get(sql: string): SQLite.Statement {
+    const cached = this.statements.get(sql)
+    if (cached !== undefined) {
+      this.hits++
+      // A Map iterates in insertion order: re-inserting makes this the most recently used.
+      this.statements.delete(sql)
+      this.statements.set(sql, cached)
+      return cached
+    }
+    this.misses++
+    // Prepared before anything is evicted: SQL that fails to prepare changes nothing.
+    const statement = this.database.prepare(sql)
+    if (this.statements.size >= this.capacity) {
+      const oldest = this.statements.keys().next()
+      if (!oldest.done) this.statements.delete(oldest.value)
+    }
+    this.statements.set(sql, statement)
+    return statement
+  }
+
+  /** A statement of its own, not cached (for a caller that keeps it busy, such as an iteration). */
+  uncached(sql: string): SQLite.Statement {
+    return this.database.prepare(sql)
+  }
+
+  has(sql: string): boolean {
+    return this.statements.has(sql)
+  }
+
+  clear(): void {
+    this.statements.clear()
+  }
+}
+
+export interface ServiceSqliteDialectConfig {
+  database: SQLite.Database
+  /** Prepared statements kept, least recently used out; default 500. */
+  statementCacheSize?: number
+  /**
+   * Checkpoints in the background (see checkpointer.ts) instead of in the COMMIT that fills the
+   * WAL; for a database file in WAL mode. The driver turns automatic checkpoints off.
+   */
+  checkpoint?: Omit<CheckpointerOptions, 'finishOnMainThread'>
+  /**
+   * Group commit: a transaction's COMMIT is put off to the event loop's next turn, so that the
+   * transactions of the requests that arrived meanwhile join the same real transaction, each in a
+   * savepoint of its own, up to `maxTransactions` (default 1: every transaction commits alone). Each transaction still
+   * completes only after the COMMIT that makes it durable; one that fails is rolled back to its
+   * savepoint without touching the others; a statement outside a transaction first commits the
+   * group, so it never sees (or joins) uncommitted work.
+   */
+  groupCommit?: { maxTransactions: number }
+}
+
+export const DEFAULT_STATEMENT_CACHE_SIZE = 500
+
+export class ServiceSqliteDialect extends SqliteDialect {
+  constructor(private readonly serviceConfig: ServiceSqliteDialectConfig) {
+    super({ database: serviceConfig.database })
+  }
+
+  override createDriver(): Driver {
+    return new ServiceSqliteDriver(this.serviceConfig)
+  }
+}
+
+/** The savepoint each transaction of a group runs in. */
+const MEMBER = 'group_commit_member'
+
+/** Transactions sharing one real transaction: their COMMIT, and what each waits for. */
+interface Group {
+  members: number
+  done: Promise<void>
+  resolve: () => void
+  reject: (error: unknown) => void
+}
+
+export interface GroupCommitStats {
+  /** Real COMMITs of groups, and the transactions they committed. */
+  commits: number
+  transactions: number
+}
+
+export class ServiceSqliteDriver implements Driver {
+  private readonly mutex = new ConnectionMutex()
+  private readonly connection: ServiceSqliteConnection
+  private readonly maxGroup: number
+  private checkpointer: Checkpointer | undefined
+  /** The real transaction open on the connection, if any. */
+  private group: Group | undefined
+  private commitScheduled = false
+  readonly groupCommits: GroupCommitStats = { commits: 0, transactions: 0 }
+
+  constructor(private readonly config: ServiceSqliteDialectConfig) {
+    this.connection = new ServiceSqliteConnection(
+      new StatementCache(config.database, config.statementCacheSize ?? DEFAULT_STATEMENT_CACHE_SIZE),
+    )
+    this.maxGroup = config.groupCommit?.maxTransactions ?? 1
+    if (!Number.isInteger(this.maxGroup) || this.maxGroup < 1) {
+      throw new Error('groupCommit.maxTransactions must be a positive integer')
+    }
+  }
+
+  async init(): Promise<void> {
+    const checkpoint = this.config.checkpoint
+    if (checkpoint) {
+      this.config.database.pragma('wal_autocheckpoint = 0')
+      this.checkpointer = new Checkpointer({
+        ...checkpoint,
+        finishOnMainThread: () =>
+          this.exclusive(() => {
+            this.connection.statements.get('PRAGMA wal_checkpoint(PASSIVE)').get()
+          }),
+      })
+    }
+  }
+
+  /** Runs `fn` on the connection between two callers' uses of it (no transaction is open). */
+  async exclusive(fn: () => void): Promise<void> {
+    await this.mutex.lock()
+    try {
+      this.commitGroup()
+      fn()
+    } finally {
+      this.mutex.unlock()
+    }
+  }
+
+  /** For tests: what the background checkpointer has done, if there is one. */
+  get checkpoints() {
+    return this.checkpointer?.stats
+  }
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    // SQLite has one connection: callers wait until the one before has released it.
+    await this.mutex.lock()
+    return new Lease(this)
+  }
+
+  /** A statement of a lease; one outside a transaction never joins (or reads) an open group. */
+  run<R>(lease: Lease, query: CompiledQuery): QueryResult<R> {
+    if (lease.released) throw new Error('the SQLite connection was used after its release')
+    if (!lease.inTransaction) this.commitGroup()
+    return this.connection.execute<R>(query)
+  }
+
+  stream<R>(lease: Lease, query: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
+    if (lease.released) throw new Error('the SQLite connection was used after its release')
+    if (!lease.inTransaction) this.commitGroup()
+    return this.connection.streamQuery<R>(query)
+  }
+
+  async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    const lease = connection as Lease
+    if (this.maxGroup === 1) {
+      this.sql('begin immediate')
+      lease.inTransaction = true
+      return
+    }
+    if (!this.group) {
+      this.sql('begin immediate')
+      let resolve = () => {}
+      let reject: (error: unknown) => void = () => {}
+      const done = new Promise<void>((res, rej) => {
+        resolve = res
+        reject = rej
+      })
+      // Nobody may be waiting when the group fails as a whole; the members' commits report it.
+      done.catch(() => {})
+      this.group = { members: 0, done, resolve, reject }
+    }
+    this.sql(`savepoint ${MEMBER}`)
+    lease.inTransaction = true
+  }
+
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    const lease = connection as Lease
+    if (this.maxGroup === 1) {
+      lease.inTransaction = false
+      this.sql('commit')
+      return
+    }
+    const group = this.group
+    if (!group || !lease.inTransaction) throw new Error('no transaction to commit')
+    this.sql(`release ${MEMBER}`)
+    lease.inTransaction = false
+    group.members++
+    if (group.members >= this.maxGroup) {
+      this.commitGroup()
+      return
+    }
+    // The COMMIT waits for the event loop's next turn, so that the requests whose data has arrived
+    // meanwhile run their transactions in this one (a transaction here runs without yielding to
+    // other requests: its statements are synchronous). This one is answered only once that COMMIT
+    // is done. The connection is handed on now; Kysely's release of this lease changes nothing.
+    lease.released = true
+    this.mutex.unlock()
+    this.scheduleGroupCommit()
+    await group.done
+  }
+
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    const lease = connection as Lease
+    // Not in a transaction any more: its group's COMMIT failed, and the group is rolled back.
+    if (!lease.inTransaction || lease.released) {
+      // A COMMIT that failed may have left the transaction open.
+      if (this.maxGroup === 1 && this.config.database.inTransaction) this.sql('rollback')
+      return
+    }
+    if (this.maxGroup === 1) {
+      lease.inTransaction = false
+      this.sql('rollback')
+      return
+    }
+    // Only this transaction's work is undone; the group's other members keep theirs.
+    this.sql(`rollback to ${MEMBER}`)
+    this.sql(`release ${MEMBER}`)
+    lease.inTransaction = false
+  }
+
+  async savepoint(connection: DatabaseConnection, name: string, _compile: QueryCompiler['compileQuery']) {
+    await connection.executeQuery(CompiledQuery.raw(`savepoint ${quoteName(name)}`))
+  }
+
+  async rollbackToSavepoint(
+    connection: DatabaseConnection,
+    name: string,
+    _compile: QueryCompiler['compileQuery'],
+  ) {
+    await connection.executeQuery(CompiledQuery.raw(`rollback to ${quoteName(name)}`))
+  }
+
+  async releaseSavepoint(
+    connection: DatabaseConnection,
+    name: string,
+    _compile: QueryCompiler['compileQuery'],
+  ) {
+    await connection.executeQuery(CompiledQuery.raw(`release ${quoteName(name)}`))
+  }
+
+  async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    const lease = connection as Lease
+    if (lease.released) return
+    lease.released = true
+    // A group left open (by a transaction rolled back alone) is committed in its turn.
+    if (this.group) this.scheduleGroupCommit()
+    this.mutex.unlock()
+  }
+
+  async destroy(): Promise<void> {
+    // The checkpointer's connection first: the last connection to close checkpoints the WAL into
+    // the database file and removes it.
+    await this.checkpointer?.stop()
+    try {
+      this.commitGroup()
+    } catch {
+      // Reported to the group's members.
+    }
+    this.connection.statements.clear()
+    this.config.database.close()
+  }
+
+  /** COMMITs the open group on the event loop's next turn, after whoever holds the connection. */
+  private scheduleGroupCommit(): void {
+    if (this.commitScheduled) return
+    this.commitScheduled = true
+    setImmediate(() => {
+      this.commitScheduled = false
+      this.exclusive(() => {}).catch(() => {
+        // Reported to the group's members, whose commits fail with it.
+      })
+    })
+  }
+
+  /** COMMITs the open group, if any; its members' commits resolve, or fail with the error. */
+  private commitGroup(): void {
+    const group = this.group
+    if (!group) return
+    this.group = undefined
+    try {
+      this.sql('commit')
+    } catch (error) {
+      // A failed COMMIT can leave the transaction open: end it, so the connection is clean.
+      if (this.config.database.inTransaction) this.sql('rollback')
+      group.reject(error)
+      throw error
+    }
+    this.groupCommits.commits++
+    this.groupCommits.transactions += group.members
+    group.resolve()
+  }
+
+  private sql(text: string): void {
+    this.connection.execute(CompiledQuery.raw(text))
+  }
+
+  /** For tests: the statement cache of the one connection. */
+  get statements(): StatementCache {
+    return this.connection.statements
+  }
+}
+
+/** One acquisition of the connection: what Kysely holds between acquiring and releasing it. */
+class Lease implements DatabaseConnection {
+  inTransaction = false
+  released = false
+
+  constructor(private readonly driver: ServiceSqliteDriver) {}
+
+  executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
+    try {
+      return Promise.resolve(this.driver.run<R>(this, compiledQuery))
+    } catch (error) {
+      return Promise.reject(error)
+    }
+  }
+
+  streamQuery<R>(compiledQuery: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
+    return this.driver.stream<R>(this, compiledQuery)
+  }
+}
+
+function quoteName(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`
+}
+
+/** The one better-sqlite3 connection, with its prepared statements. */
+class ServiceSqliteConnection {
+  constructor(readonly statements: StatementCache) {}
+
+  execute<R>(compiledQuery: CompiledQuery): QueryResult<R> {
+    const statement = this.statements.get(compiledQuery.sql)
+    const parameters = compiledQuery.parameters as unknown[]
+    if (statement.reader) return { rows: statement.all(parameters) as R[] }
+    const { changes, lastInsertRowid } = statement.run(parameters)
+    return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] }
+  }
+
+  async *streamQuery<R>(compiledQuery: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
+    if (!SelectQueryNode.is(compiledQuery.query)) {
+      throw new Error('the SQLite driver streams only select queries')
+    }
+    // A statement being iterated cannot run anything else until the iteration ends, so a stream
+    // gets a statement of its own, never a cached one.
+    const statement = this.statements.uncached(compiledQuery.sql)
+    for (const row of statement.iterate(compiledQuery.parameters as unknown[])) {
+      yield { rows: [row as R] }
+    }
+  }
+}
+
+/** A lock handed to waiters in turn (first come, first served), which knows whether anyone waits. */
+class ConnectionMutex {
+  private locked = false
+  private readonly waiters: Array<() => void> = []
+
+  lock(): Promise<void> {
+    if (!this.locked) {
+      this.locked = true
+      return Promise.resolve()
+    }
+    return new Promise((resolve) => this.waiters.push(resolve))
+  }
+
+  unlock(): void {
+    const next = this.waiters.shift()
+    if (next) next()
+    else this.locked = false
+  }
+
+  hasWaiters(): boolean {
+    return this.waiters.length > 0
+  }
+}

@@ -1,0 +1,101 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { compiled } from '../../src/db/compiled.js'
+import { type Db, openDatabase } from '../../src/db/connection.js'
+import { migrateToLatest } from '../../src/db/migrate.js'
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js'
+
+/** compiled(): built once per dialect, run with new parameters, on the database under test. */
+describe('compiled queries', () => {
+  let database: TestDatabase
+  let db: Db
+  beforeAll(async () => {
+    database = await createTestDatabase()
+    db = openDatabase(database.url).db
+    await migrateToLatest(db)
+  })
+  afterAll(async () => {
+    await db.destroy()
+    await database.drop()
+  })
+
+  let builds = 0
+  const insert = compiled((db, p: { id: string; ident: string; name: string | null; at: number }) => {
+    builds++
+    return db.insertInto('operators').values({
+      id: p.id,
+      account_id: 'acct_compiled',
+      livemode: 0,
+      ident: p.ident,
+      name: p.name,
+      employee_id: null,
+      is_active: 1,
+      created_at: p.at,
+      updated_at: p.at,
+    })
+  })
+  const byIdent = compiled((db, p: { ident: string }) =>
+    db
+      .selectFrom('operators')
+      .select(['id', 'ident', 'name', 'is_active'])
+      .where('account_id', '=', 'acct_compiled')
+      .where('ident', '=', p.ident)
+      .limit(1),
+  )
+  const page = compiled((db, p: { before: string; take: number }) =>
+    db
+      .selectFrom('operators')
+      .select('id')
+      .where('account_id', '=', 'acct_compiled')
+      .where('id', '<', p.before)
+      .orderBy('id', 'desc')
+      .limit(p.take),
+  )
+  const rename = compiled((db, p: { from: string; to: string }) =>
+    db
+      .updateTable('operators')
+      .set({ name: p.to })
+      .where('name', '=', p.from)
+      .where('account_id', '=', 'acct_compiled'),
+  )
+
+  it('builds each query once and runs it with each call’s parameters', async () => {
+    for (let n = 1; n <= 5; n++) {
+      await insert.run(db, { id: `op_c${n}`, ident: `C-${n}`, name: n % 2 ? 'odd' : null, at: n })
+    }
+    expect(builds).toBe(1)
+    expect(await byIdent.first(db, { ident: 'C-3' })).toEqual({
+      id: 'op_c3',
+      ident: 'C-3',
+      name: 'odd',
+      is_active: 1,
+    })
+    expect(await byIdent.first(db, { ident: 'C-4' })).toEqual({
+      id: 'op_c4',
+      ident: 'C-4',
+      name: null,
+      is_active: 1,
+    })
+    expect(await byIdent.first(db, { ident: 'nobody' })).toBeUndefined()
+    expect((await page.rows(db, { before: 'op_c4', take: 2 })).map((r) => r.id)).toEqual(['op_c3', 'op_c2'])
+    expect((await page.rows(db, { before: '~', take: 10 })).map((r) => r.id)).toHaveLength(5)
+  })
+
+  it('reports rows changed, and runs inside a transaction', async () => {
+    const result = await rename.run(db, { from: 'odd', to: 'uneven' })
+    expect(result.numAffectedRows).toBe(3n)
+    await expect(
+      db.transaction().execute(async (trx) => {
+        await rename.run(trx, { from: 'uneven', to: 'gone' })
+        expect(await byIdent.first(trx, { ident: 'C-1' })).toMatchObject({ name: 'gone' })
+        throw new Error('roll back')
+      }),
+    ).rejects.toThrow('roll back')
+    expect(await byIdent.first(db, { ident: 'C-1' })).toMatchObject({ name: 'uneven' })
+  })
+
+  it('refuses an undefined parameter instead of running other SQL', async () => {
+    await expect(byIdent.first(db, { ident: undefined as unknown as string })).rejects.toThrow(
+      /parameter ident is undefined/,
+    )
+  })
+})
