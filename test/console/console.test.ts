@@ -127,7 +127,9 @@ describe.runIf(chromiumAvailable())('the console in a browser', () => {
     await page.keyboard.type(key)
     await page.keyboard.press('Enter')
     await page.getByText('Test mode: you are viewing test data').waitFor()
-    expect(new URL(page.url()).pathname).toBe('/console/sessions')
+    // The banner shows as soon as the key is accepted, a moment before the console moves to its
+    // first page: wait for that move rather than read the address at once.
+    await page.waitForURL((url) => url.pathname === '/console/sessions', { timeout: 5000 })
     // The key lives in sessionStorage alone: not in the address, not in a cookie.
     expect(page.url()).not.toContain(key)
     expect(await sessionStorageOf(page)).toContain(key)
