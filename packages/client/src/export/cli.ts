@@ -1,11 +1,11 @@
 #!/usr/bin/env node
-import { createWriteStream, realpathSync, renameSync, rmSync } from 'node:fs'
+import { createWriteStream, renameSync, rmSync } from 'node:fs'
 import { Transform, type Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import { Presets, SingleBar } from 'cli-progress'
 import { AttendanceClient, type TimesheetCsvParams } from '../client.js'
+import { EXIT, isEntryPoint, type Output, runCommand } from '../command.js'
 import { describeError } from '../sync/format.js'
 
 export const USAGE = `Usage: attendance-export --from <YYYY-MM-DD> --to <YYYY-MM-DD> [options]
@@ -30,15 +30,8 @@ Progress goes to standard error (a bar on a terminal). Exit status: 0 done, 1 th
 failed (nothing is left at --out), 2 bad input, 130 interrupted.
 `
 
-export const EXIT = { ok: 0, failed: 1, badInput: 2, interrupted: 130 } as const
-
 const DEFAULT_BASE_URL = 'http://localhost:8080'
 const DATE = /^\d{4}-\d{2}-\d{2}$/
-
-export interface Output {
-  write(text: string): unknown
-  isTTY?: boolean
-}
 
 export interface CliIo {
   stdout: Writable & Output
@@ -233,38 +226,9 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   }
 }
 
-function isEntryPoint(): boolean {
-  const entry = process.argv[1]
-  if (entry === undefined) return false
-  try {
-    return import.meta.url === pathToFileURL(realpathSync(entry)).href
-  } catch {
-    return false
-  }
-}
-
 /** Runs the command in this process: signals, exit code. The `attendance-export` bin calls this. */
 export function run(): void {
-  const controller = new AbortController()
-  const stop = () => controller.abort()
-  process.on('SIGINT', stop)
-  process.on('SIGTERM', stop)
-  main(process.argv.slice(2), {
-    stdout: process.stdout,
-    stderr: process.stderr,
-    env: process.env,
-    signal: controller.signal,
-  }).then(
-    (code) => {
-      process.exitCode = code
-    },
-    (error: unknown) => {
-      process.stderr.write(
-        `attendance-export: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-      )
-      process.exitCode = EXIT.failed
-    },
-  )
+  runCommand('attendance-export', main)
 }
 
-if (isEntryPoint()) run()
+if (isEntryPoint(import.meta.url)) run()

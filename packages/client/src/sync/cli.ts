@@ -1,9 +1,9 @@
 #!/usr/bin/env node
-import { readFileSync, realpathSync } from 'node:fs'
-import { pathToFileURL } from 'node:url'
+import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { Presets, SingleBar } from 'cli-progress'
 import { AttendanceClient } from '../client.js'
+import { EXIT, isEntryPoint, type Output, runCommand } from '../command.js'
 import { type ApplyProgress, applyPlan } from './apply.js'
 import { describeError, formatFailure, formatPlan, formatSummary } from './format.js'
 import { type CurrentOperator, planSync } from './plan.js'
@@ -31,17 +31,10 @@ Exit status: 0 done, 1 some operation failed (each is listed) or the service cou
 2 bad input (nothing was changed), 130 interrupted.
 `
 
-export const EXIT = { ok: 0, failed: 1, badInput: 2, interrupted: 130 } as const
-
 const DEFAULT_BASE_URL = 'http://localhost:8080'
 const DEFAULT_CONCURRENCY = 8
 const MAX_CONCURRENCY = 100
 const MAX_ISSUES_SHOWN = 50
-
-export interface Output {
-  write(text: string): unknown
-  isTTY?: boolean
-}
 
 export interface CliIo {
   stdout: Output
@@ -260,42 +253,11 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   return result.notStarted > 0 ? EXIT.interrupted : EXIT.ok
 }
 
-function isEntryPoint(): boolean {
-  const entry = process.argv[1]
-  if (entry === undefined) return false
-  try {
-    return import.meta.url === pathToFileURL(realpathSync(entry)).href
-  } catch {
-    return false
-  }
-}
-
 /** Runs the command in this process: signals, exit code. The `attendance-sync` bin calls this. */
 export function run(): void {
-  const controller = new AbortController()
-  const stop = () => {
-    if (controller.signal.aborted) process.exit(EXIT.interrupted)
-    process.stderr.write('\nattendance-sync: stopping after the requests in flight (again to quit at once)\n')
-    controller.abort()
-  }
-  process.on('SIGINT', stop)
-  process.on('SIGTERM', stop)
-  main(process.argv.slice(2), {
-    stdout: process.stdout,
-    stderr: process.stderr,
-    env: process.env,
-    signal: controller.signal,
-  }).then(
-    (code) => {
-      process.exitCode = code
-    },
-    (error: unknown) => {
-      process.stderr.write(
-        `attendance-sync: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-      )
-      process.exitCode = EXIT.failed
-    },
-  )
+  runCommand('attendance-sync', main, {
+    interruptNotice: 'stopping after the requests in flight (again to quit at once)',
+  })
 }
 
-if (isEntryPoint()) run()
+if (isEntryPoint(import.meta.url)) run()
