@@ -594,7 +594,7 @@ async function explainOverlap(target: Target, accountId: string, operatorId: str
   const repository: Record<string, unknown> = await import('../src/modules/sessions/repository.js')
   const lifecycle: Record<string, unknown> = await import('../src/modules/sessions/lifecycle.js')
   const build = repository.overlappingSessionQuery as
-    | ((db: Db, auth: object, q: object) => { compile(): CompiledQuery })
+    | ((db: Db, auth: object, q: object) => CompiledQuery)
     | undefined
   if (!build) return
   const { db } = openDatabase(target.url)
@@ -610,7 +610,7 @@ async function explainOverlap(target: Target, accountId: string, operatorId: str
         closedShiftMs: lifecycle.MAX_SHIFT_MS,
         longestSessionMs: lifecycle.MAX_API_SESSION_MS,
       },
-    ).compile()
+    )
     const prefix = target.dialect === 'postgres' ? 'explain (analyze, buffers) ' : 'explain query plan '
     const plan = await db.executeQuery<Record<string, unknown>>({ ...query, sql: prefix + query.sql })
     console.log('')

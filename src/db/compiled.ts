@@ -5,6 +5,10 @@ import {
   type Kysely,
   type QueryResult,
   type RootOperationNode,
+  type Selectable,
+  SelectQueryNode,
+  SqliteAdapter,
+  ValueNode,
 } from 'kysely'
 import type { Executor } from './connection.js'
 import type { Database } from './schema.js'
@@ -22,6 +26,10 @@ import type { Database } from './schema.js'
  * The builder must make the same SQL whatever the values: a parameter may appear anywhere Kysely
  * takes a value (`where`, `values`, `set`, `limit`), but not as a list (`in`), and must not decide
  * the query's shape (`$if`); queries whose shape depends on the request stay ordinary Kysely.
+ *
+ * One exception, made here: on SQLite a LIMIT is written into the SQL text (see
+ * `LiteralLimitCompiler` in sqlite-driver.ts), so a query whose LIMIT is a parameter is built once
+ * per distinct limit there (a page size plus one), each kept like any other template.
  */
 export interface CompiledStatement<P, R> {
   /** All rows. */
@@ -30,10 +38,24 @@ export interface CompiledStatement<P, R> {
   first(db: Executor, params: P): Promise<R | undefined>
   /** Rows and the number of rows changed (insert, update, delete). */
   run(db: Executor, params: P): Promise<QueryResult<R>>
+  /** The SQL and parameters a run would execute (to EXPLAIN it). */
+  compile(db: Executor, params: P): CompiledQuery<R>
 }
 
 class Parameter {
   constructor(readonly name: string) {}
+}
+
+/** Limits remembered per query on SQLite; a limit beyond them is built again at each run. */
+const MAX_LIMIT_VARIANTS = 512
+
+/** The parameter a SELECT's LIMIT is bound to, if it is one. */
+function limitParameter(node: RootOperationNode): string | undefined {
+  if (!SelectQueryNode.is(node)) return undefined
+  const limit = node.limit?.limit
+  return limit !== undefined && ValueNode.is(limit) && limit.value instanceof Parameter
+    ? limit.value.name
+    : undefined
 }
 
 interface Template {
@@ -43,45 +65,88 @@ interface Template {
   slots: Array<{ name: string } | { value: unknown }>
 }
 
-export function compiled<P extends Record<string, unknown>, R>(
+export function compiled<P extends object, R>(
   build: (db: Kysely<Database>, params: P) => Compilable<R>,
 ): CompiledStatement<P, R> {
   // One template per dialect: SQLite and PostgreSQL write placeholders and quotes differently.
   const templates = new Map<unknown, Template>()
+  // On SQLite, when the LIMIT is a parameter: its name, and one template per limit value.
+  let sqliteLimit: { name: string; templates: Map<unknown, Template> } | undefined
 
-  const template = (db: Executor): Template => {
-    const adapter = db.getExecutor().adapter.constructor
-    const known = templates.get(adapter)
-    if (known) return known
+  /** Built with stand-ins for the parameters, except `literal` (SQLite's LIMIT), given its value. */
+  const make = (db: Executor, literal?: { name: string; value: unknown }): Template => {
     const standIns = new Proxy({} as P, {
-      get: (_target, name) => (typeof name === 'string' ? new Parameter(name) : undefined),
+      get: (_target, name) => {
+        if (typeof name !== 'string') return undefined
+        return name === literal?.name ? literal.value : new Parameter(name)
+      },
     })
     const query = build(db, standIns).compile()
-    const made: Template = {
+    return {
       sql: query.sql,
       query: query.query,
       slots: query.parameters.map((value) => (value instanceof Parameter ? { name: value.name } : { value })),
     }
-    templates.set(adapter, made)
+  }
+
+  const template = (db: Executor, params: P): Template => {
+    const adapter = db.getExecutor().adapter
+    if (sqliteLimit && adapter instanceof SqliteAdapter) {
+      const value = (params as Record<string, unknown>)[sqliteLimit.name]
+      const known = sqliteLimit.templates.get(value)
+      if (known) return known
+      const made = make(db, { name: sqliteLimit.name, value })
+      if (sqliteLimit.templates.size < MAX_LIMIT_VARIANTS) sqliteLimit.templates.set(value, made)
+      return made
+    }
+    const known = templates.get(adapter.constructor)
+    if (known) return known
+    const made = make(db)
+    const limitName = limitParameter(made.query)
+    if (limitName !== undefined && adapter instanceof SqliteAdapter) {
+      sqliteLimit = { name: limitName, templates: new Map() }
+      return template(db, params)
+    }
+    templates.set(adapter.constructor, made)
     return made
   }
 
-  const run = (db: Executor, params: P): Promise<QueryResult<R>> => {
-    const { sql, query, slots } = template(db)
+  const compile = (db: Executor, params: P): CompiledQuery<R> => {
+    const { sql, query, slots } = template(db, params)
     const parameters = slots.map((slot) => {
       if (!('name' in slot)) return slot.value
-      const value = params[slot.name]
+      const value = (params as Record<string, unknown>)[slot.name]
       // Kysely leaves out a column whose value is undefined; here the SQL is fixed, so refuse it.
       if (value === undefined) throw new Error(`compiled query: parameter ${slot.name} is undefined`)
       return value
     })
-    const compiledQuery: CompiledQuery<R> = { sql, query, parameters, queryId: createQueryId() }
-    return db.executeQuery(compiledQuery)
+    return { sql, query, parameters, queryId: createQueryId() }
   }
+  const run = async (db: Executor, params: P): Promise<QueryResult<R>> => db.executeQuery(compile(db, params))
 
   return {
     run,
+    compile,
     rows: async (db, params) => (await run(db, params)).rows,
     first: async (db, params) => (await run(db, params)).rows[0],
   }
+}
+
+/**
+ * The INSERT of one whole row of `table`, compiled once: for rows written on hot paths. `columns`
+ * names every column of the table (the type requires each), as a stand-in row has no keys for
+ * `values(row)` to read.
+ */
+export function compiledInsert<T extends keyof Database>(
+  table: T,
+  columns: { [C in keyof Database[T]]-?: true },
+): CompiledStatement<Selectable<Database[T]>, never> {
+  const names = Object.keys(columns)
+  return compiled((kysely, row: Selectable<Database[T]>) => {
+    // Kysely types `values` by the table's columns, which a table chosen by a type parameter does
+    // not pin down; the names come from that table's own type.
+    const db = kysely as unknown as Kysely<Record<string, Record<string, unknown>>>
+    const values = Object.fromEntries(names.map((name) => [name, (row as Record<string, unknown>)[name]]))
+    return db.insertInto(table as string).values(values) as unknown as Compilable<never>
+  })
 }

@@ -3,10 +3,13 @@ import {
   CompiledQuery,
   type DatabaseConnection,
   type Driver,
+  type LimitNode,
   type QueryCompiler,
   type QueryResult,
   SelectQueryNode,
   SqliteDialect,
+  SqliteQueryCompiler,
+  ValueNode,
 } from 'kysely'
 import { Checkpointer, type CheckpointerOptions } from './checkpointer.js'
 
@@ -27,6 +30,8 @@ import { Checkpointer, type CheckpointerOptions } from './checkpointer.js'
  *
  * Kysely offers no hook for either (its driver's connection is private), hence a driver of our own;
  * it is otherwise Kysely's: one connection, handed to one caller at a time.
+ *
+ * The dialect also writes LIMITs into the SQL text (`LiteralLimitCompiler`).
  */
 export class StatementCache {
   private readonly statements = new Map<string, SQLite.Statement>()
@@ -108,6 +113,31 @@ export class ServiceSqliteDialect extends SqliteDialect {
 
   override createDriver(): Driver {
     return new ServiceSqliteDriver(this.serviceConfig)
+  }
+
+  override createQueryCompiler(): QueryCompiler {
+    return new LiteralLimitCompiler()
+  }
+}
+
+/**
+ * Writes an integer LIMIT into the SQL (`limit 51`) instead of binding it (`limit ?`).
+ *
+ * SQLite (3.46 and later) reads a bound LIMIT's value while planning, and so marks the statement to
+ * be prepared again whenever that parameter is bound, even to the same value: every run of a
+ * cached statement with `limit ?` re-parsed and re-planned it. Measured on the service's own
+ * statements inside a transaction: the pay-period check 8.8 µs with `limit ?`, 1.1 µs with
+ * `limit 1`; the overlap check 11.1 µs against 1.5 µs. A literal costs one statement text per
+ * distinct limit (a page size plus one: at most a few hundred), which the statement cache holds.
+ */
+export class LiteralLimitCompiler extends SqliteQueryCompiler {
+  protected override visitLimit(node: LimitNode): void {
+    const limit = node.limit
+    if (ValueNode.is(limit) && Number.isSafeInteger(limit.value)) {
+      this.append(`limit ${limit.value as number}`)
+      return
+    }
+    super.visitLimit(node)
   }
 }
 

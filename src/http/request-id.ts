@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto'
+import { randomHex } from '../lib/ids.js'
 
 /** `req_` + 96 random bits: the id every answer carries in `X-Request-Id` and `error.request_id`. */
 export function newRequestId(): string {
-  return `req_${randomBytes(12).toString('hex')}`
+  return `req_${randomHex(12)}`
 }

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { compiled } from '../../src/db/compiled.js'
 import { type Db, openDatabase } from '../../src/db/connection.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
-import { createTestDatabase, type TestDatabase } from '../helpers/database.js'
+import { createTestDatabase, dialect, type TestDatabase } from '../helpers/database.js'
 
 /** compiled(): built once per dialect, run with new parameters, on the database under test. */
 describe('compiled queries', () => {
@@ -91,6 +91,26 @@ describe('compiled queries', () => {
       }),
     ).rejects.toThrow('roll back')
     expect(await byIdent.first(db, { ident: 'C-1' })).toMatchObject({ name: 'uneven' })
+  })
+
+  // SQLite prepares a statement again at every run when its LIMIT is bound (sqlite-driver.ts).
+  it('writes a LIMIT into the SQL on SQLite and binds it on PostgreSQL, for compiled and built queries', async () => {
+    const compiledPage = page.compile(db, { before: '~', take: 7 })
+    const built = db.selectFrom('operators').select('id').where('ident', '=', 'C-1').limit(3).compile()
+    if (dialect === 'sqlite') {
+      expect(compiledPage.sql).toMatch(/ limit 7$/)
+      expect(compiledPage.parameters).toEqual(['acct_compiled', '~'])
+      expect(built.sql).toMatch(/ limit 3$/)
+      expect(built.parameters).toEqual(['C-1'])
+    } else {
+      expect(compiledPage.sql).toMatch(/ limit \$3$/)
+      expect(compiledPage.parameters).toEqual(['acct_compiled', '~', 7])
+      expect(built.sql).toMatch(/ limit \$2$/)
+    }
+    // Each limit gets its own statement, and each answers with its own page size.
+    for (const take of [1, 3, 1, 5]) {
+      expect(await page.rows(db, { before: '~', take })).toHaveLength(take)
+    }
   })
 
   it('refuses an undefined parameter instead of running other SQL', async () => {

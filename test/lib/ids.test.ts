@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { newId } from '../../src/lib/ids.js'
+import { newId, randomHex } from '../../src/lib/ids.js'
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'
 
@@ -20,5 +20,16 @@ describe('newId', () => {
     const seen = new Set(randomParts.join(''))
     // 640 characters drawn uniformly from 32: missing any one has a probability below 10⁻⁷.
     expect([...seen].sort().join('')).toBe(CROCKFORD)
+  })
+})
+
+describe('randomHex', () => {
+  it('gives fresh bytes each call, also across a refill of the pool', () => {
+    // 12 bytes a call: 400 calls cross the 4 KiB pool's end at least once (4,800 bytes).
+    const values = Array.from({ length: 400 }, () => randomHex(12))
+    for (const value of values) expect(value).toMatch(/^[0-9a-f]{24}$/)
+    expect(new Set(values).size).toBe(values.length)
+    // Every hex digit occurs (9,600 digits drawn): the bytes are not left zeroed.
+    expect(new Set(values.join('')).size).toBe(16)
   })
 })

@@ -1,9 +1,8 @@
 import type { Selectable } from 'kysely'
 import type { AuthContext } from '../../core/identity.js'
 import type { Executor, Trx } from '../../db/connection.js'
-import { supportsRowLocks } from '../../db/connection.js'
 import type { DevicesTable } from '../../db/schema.js'
-import { type Owner, ownedBy } from '../../db/scope.js'
+import { type Owner, ownedBy, ownedRowFinder, ownedRowsBy } from '../../db/scope.js'
 import { toIso } from '../../lib/time.js'
 import type { Device, ListDevicesQuery } from './schemas.js'
 
@@ -29,21 +28,13 @@ function owned(db: Executor, auth: AuthContext) {
     .where((eb) => eb.and(ownedBy(auth)))
 }
 
-export async function findDevice(db: Executor, auth: AuthContext, id: string, lock = false) {
-  return owned(db, auth)
-    .where('id', '=', id)
-    .$if(lock && supportsRowLocks(db), (q) => q.forUpdate())
-    .executeTakeFirst()
-}
+export const findDevice = ownedRowFinder('devices')
+
+const devicesByCode = ownedRowsBy('devices', 'code')
 
 /** The device of an account and mode with this code (unique there), as a list: what a reference names. */
-export async function findDevicesByCode(db: Executor, owner: Owner, code: string) {
-  return db
-    .selectFrom('devices')
-    .selectAll()
-    .where((eb) => eb.and(owner))
-    .where('code', '=', code)
-    .execute()
+export function findDevicesByCode(db: Executor, owner: Owner, code: string) {
+  return devicesByCode.rows(db, { ...owner, value: code })
 }
 
 export async function insertDevice(trx: Trx, row: DeviceRow) {

@@ -1,9 +1,8 @@
 import type { Selectable } from 'kysely'
 import type { AuthContext } from '../../core/identity.js'
 import type { Executor, Trx } from '../../db/connection.js'
-import { supportsRowLocks } from '../../db/connection.js'
 import type { LocationsTable } from '../../db/schema.js'
-import { type Owner, ownedBy } from '../../db/scope.js'
+import { type Owner, ownedBy, ownedRowFinder, ownedRowsBy } from '../../db/scope.js'
 import { toIso } from '../../lib/time.js'
 import type { Location } from './schemas.js'
 
@@ -29,25 +28,19 @@ function owned(db: Executor, auth: AuthContext) {
     .where((eb) => eb.and(ownedBy(auth)))
 }
 
-export async function findLocation(db: Executor, auth: AuthContext, id: string, lock = false) {
-  return owned(db, auth)
-    .where('id', '=', id)
-    .$if(lock && supportsRowLocks(db), (q) => q.forUpdate())
-    .executeTakeFirst()
+export const findLocation = ownedRowFinder('locations')
+
+const locationsBy = {
+  id: ownedRowsBy('locations', 'id', { limit: 2 }),
+  name: ownedRowsBy('locations', 'name', { limit: 2 }),
 }
 
 /**
  * The locations of an account and mode with this id or name: what a reference names. At most two
  * rows: enough to tell "none", "one" and "ambiguous" (a shared name) apart.
  */
-export async function findLocationsBy(db: Executor, owner: Owner, column: 'id' | 'name', value: string) {
-  return db
-    .selectFrom('locations')
-    .selectAll()
-    .where((eb) => eb.and(owner))
-    .where(column, '=', value)
-    .limit(2)
-    .execute()
+export function findLocationsBy(db: Executor, owner: Owner, column: 'id' | 'name', value: string) {
+  return locationsBy[column].rows(db, { ...owner, value })
 }
 
 export async function insertLocation(trx: Trx, row: LocationRow) {

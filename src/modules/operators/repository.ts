@@ -3,7 +3,7 @@ import type { AuthContext } from '../../core/identity.js'
 import type { Executor, Trx } from '../../db/connection.js'
 import { supportsRowLocks } from '../../db/connection.js'
 import { type OperatorsTable, toFlag } from '../../db/schema.js'
-import { type Owner, ownedBy } from '../../db/scope.js'
+import { type Owner, ownedBy, ownedRowFinder, ownedRowsBy } from '../../db/scope.js'
 import { toIso } from '../../lib/time.js'
 import type { ListOperatorsQuery, Operator } from './schemas.js'
 
@@ -34,21 +34,13 @@ export async function insertOperator(trx: Trx, row: OperatorRow): Promise<void> 
   await trx.insertInto('operators').values(row).execute()
 }
 
-export async function findOperator(db: Executor, auth: AuthContext, id: string, lock = false) {
-  return owned(db, auth)
-    .where('id', '=', id)
-    .$if(lock && supportsRowLocks(db), (q) => q.forUpdate())
-    .executeTakeFirst()
-}
+export const findOperator = ownedRowFinder('operators')
+
+const operatorsBy = { id: ownedRowsBy('operators', 'id'), ident: ownedRowsBy('operators', 'ident') }
 
 /** The operators of an account and mode with this id or ident: what a reference names. */
-export async function findOperatorsBy(db: Executor, owner: Owner, column: 'id' | 'ident', value: string) {
-  return db
-    .selectFrom('operators')
-    .selectAll()
-    .where((eb) => eb.and(owner))
-    .where(column, '=', value)
-    .execute()
+export function findOperatorsBy(db: Executor, owner: Owner, column: 'id' | 'ident', value: string) {
+  return operatorsBy[column].rows(db, { ...owner, value })
 }
 
 /**
@@ -56,6 +48,11 @@ export async function findOperatorsBy(db: Executor, owner: Owner, column: 'id' |
  * lock the same operators never wait on each other in a cycle; returns them read under the lock.
  */
 export async function lockOperatorRows(trx: Trx, auth: AuthContext, ids: readonly string[]) {
+  // One operator (every create and scan): the compiled look-up.
+  if (ids.length === 1 && ids[0] !== undefined) {
+    const row = await findOperator(trx, auth, ids[0], true)
+    return row ? [row] : []
+  }
   return owned(trx, auth)
     .where('id', 'in', ids)
     .orderBy('id')

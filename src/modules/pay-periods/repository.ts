@@ -1,9 +1,10 @@
 import { type Selectable, sql } from 'kysely'
 import type { AuthContext } from '../../core/identity.js'
+import { compiled } from '../../db/compiled.js'
 import type { Executor, Trx } from '../../db/connection.js'
 import { supportsRowLocks } from '../../db/connection.js'
 import type { PayPeriodsTable } from '../../db/schema.js'
-import { ownedBy } from '../../db/scope.js'
+import { type Owner, ownedBy, ownedRowFinder } from '../../db/scope.js'
 import { toIso, toIsoOrNull } from '../../lib/time.js'
 import type { PayPeriod } from './schemas.js'
 
@@ -30,12 +31,7 @@ function owned(db: Executor, auth: AuthContext) {
     .where((eb) => eb.and(ownedBy(auth)))
 }
 
-export async function findPayPeriod(db: Executor, auth: AuthContext, id: string, lock = false) {
-  return owned(db, auth)
-    .where('id', '=', id)
-    .$if(lock && supportsRowLocks(db), (q) => q.forUpdate())
-    .executeTakeFirst()
-}
+export const findPayPeriod = ownedRowFinder('pay_periods')
 
 /** A period of the caller sharing at least one day with [start, end]. */
 export async function findOverlappingPeriod(db: Executor, auth: AuthContext, start: string, end: string) {
@@ -47,9 +43,25 @@ export async function findOverlappingPeriod(db: Executor, auth: AuthContext, sta
     .executeTakeFirst()
 }
 
+/** One date (every create, and every edit that keeps its work date): compiled once (db/compiled.ts). */
+const closedPeriodHoldingDate = compiled((db, p: Owner & { date: string }) =>
+  db
+    .selectFrom('pay_periods')
+    .selectAll()
+    .where('account_id', '=', p.account_id)
+    .where('livemode', '=', p.livemode)
+    .where('status', '=', 'closed')
+    .where('start_date', '<=', p.date)
+    .where('end_date', '>=', p.date)
+    .limit(1),
+)
+
 /** The first closed period holding any of `dates`, if one does. */
 export async function findClosedPeriodHolding(db: Executor, auth: AuthContext, dates: readonly string[]) {
   if (dates.length === 0) return undefined
+  if (dates.length === 1 && dates[0] !== undefined) {
+    return closedPeriodHoldingDate.first(db, { ...ownedBy(auth), date: dates[0] })
+  }
   return owned(db, auth)
     .where('status', '=', 'closed')
     .where((eb) => eb.or(dates.map((d) => eb.and([eb('start_date', '<=', d), eb('end_date', '>=', d)]))))

@@ -2,7 +2,7 @@ import type { Selectable } from 'kysely'
 import type { AuthContext } from '../../core/identity.js'
 import type { Executor, Trx } from '../../db/connection.js'
 import type { ScansTable } from '../../db/schema.js'
-import { ownedBy } from '../../db/scope.js'
+import { ownedBy, ownedRowFinder } from '../../db/scope.js'
 import { toIso } from '../../lib/time.js'
 import type { ListScansQuery, Scan, ScanFlagReason } from './schemas.js'
 
@@ -32,9 +32,7 @@ function owned(db: Executor, auth: AuthContext) {
     .where((eb) => eb.and(ownedBy(auth)))
 }
 
-export async function findScan(db: Executor, auth: AuthContext, id: string) {
-  return owned(db, auth).where('id', '=', id).executeTakeFirst()
-}
+export const findScan = ownedRowFinder('scans')
 
 /** The operator's accepted scan nearest in time to `at` within ±window: what a duplicate repeats. */
 export async function findAcceptedScanNear(

@@ -1,10 +1,10 @@
 import { type Selectable, sql } from 'kysely'
 import type { AuthContext } from '../../core/identity.js'
-import { compiled } from '../../db/compiled.js'
+import { compiled, compiledInsert } from '../../db/compiled.js'
 import type { Executor, Trx } from '../../db/connection.js'
 import { supportsRowLocks } from '../../db/connection.js'
 import { type ReviewStatus, type SessionRevisionsTable, type SessionsTable, toFlag } from '../../db/schema.js'
-import { ownedBy } from '../../db/scope.js'
+import { type Owner, ownedBy, ownedRowFinder } from '../../db/scope.js'
 import { newId } from '../../lib/ids.js'
 import { toIso, toIsoOrNull } from '../../lib/time.js'
 import { totalHours } from './hours.js'
@@ -55,17 +55,18 @@ export function toRevision(row: RevisionRow): SessionRevision {
   }
 }
 
-/** The caller's sessions that were not deleted. */
-function undeleted(db: Executor, auth: AuthContext) {
+/** The owner's sessions that were not deleted (the owner may be a compiled query's stand-ins). */
+function undeleted(db: Executor, owner: Owner) {
   return db
     .selectFrom('sessions')
-    .where((eb) => eb.and(ownedBy(auth)))
+    .where('account_id', '=', owner.account_id)
+    .where('livemode', '=', owner.livemode)
     .where('deleted_at', 'is', null)
 }
 
 /** Sessions the API shows: owned by the caller and not deleted. */
 function visible(db: Executor, auth: AuthContext) {
-  return undeleted(db, auth).selectAll()
+  return undeleted(db, ownedBy(auth)).selectAll()
 }
 
 /**
@@ -73,8 +74,8 @@ function visible(db: Executor, auth: AuthContext) {
  * against. A session that counts for nothing (deleted or rejected) is left out here, in this one
  * place.
  */
-function recordOf(db: Executor, auth: AuthContext, operatorId: string) {
-  return undeleted(db, auth)
+function recordOf(db: Executor, owner: Owner, operatorId: string) {
+  return undeleted(db, owner)
     .select('id')
     .where('operator_id', '=', operatorId)
     .where('review_status', '!=', 'rejected')
@@ -99,29 +100,59 @@ export interface OverlapQuery {
  * index ranges, no scan of the operator's history: the open session through `sessions_one_open`,
  * and the completed ones through `sessions_operator_check_in`, from `start - longestSessionMs`
  * (nothing that began earlier can reach `start`) to `end`.
+ *
+ * Compiled (db/compiled.ts), as every create, edit and check-in runs it: one shape for every
+ * request, so a missing end is "no end" (the largest instant) and a missing `excludeId` excludes
+ * nothing (no id is empty).
  */
+const overlappingSessions = compiled(
+  (
+    db,
+    p: Owner & {
+      operatorId: string
+      start: number
+      end: number
+      excludeId: string
+      earliestCheckIn: number
+      closedShiftMs: number
+    },
+  ) => {
+    const candidates = (status: 'open' | 'completed') =>
+      recordOf(db, p, p.operatorId).where('status', '=', statusLiteral(status)).where('id', '!=', p.excludeId)
+    // `check_in_at + 0`: a condition on the open session's check-in that no index can serve, or
+    // SQLite reads the operator's whole history through `sessions_operator_check_in` instead of
+    // finding the one open session through `sessions_one_open`.
+    const open = candidates('open').where((eb) => eb(eb('check_in_at', '+', 0), '<', p.end))
+    const completed = candidates('completed')
+      .where('check_in_at', '<', p.end)
+      .where('check_in_at', '>', p.earliestCheckIn)
+      .where((eb) =>
+        eb(eb.fn.coalesce('check_out_at', eb('check_in_at', '+', p.closedShiftMs)), '>', p.start),
+      )
+    return open.unionAll(completed).limit(1)
+  },
+)
+
+function overlapParams(auth: AuthContext, q: OverlapQuery) {
+  return {
+    ...ownedBy(auth),
+    operatorId: q.operatorId,
+    start: q.start,
+    end: q.end ?? Number.MAX_SAFE_INTEGER,
+    excludeId: q.excludeId ?? '',
+    earliestCheckIn: q.start - q.longestSessionMs,
+    closedShiftMs: q.closedShiftMs,
+  }
+}
+
+/** The overlap check's SQL and parameters as it runs, for EXPLAIN (bench/sessions.ts). */
 export function overlappingSessionQuery(db: Executor, auth: AuthContext, q: OverlapQuery) {
-  const { operatorId, start, end, excludeId } = q
-  const candidates = (status: 'open' | 'completed') =>
-    recordOf(db, auth, operatorId)
-      .where('status', '=', statusLiteral(status))
-      .$if(excludeId !== undefined, (query) => query.where('id', '!=', excludeId ?? ''))
-  // `check_in_at + 0`: a condition on the open session's check-in that no index can serve, or
-  // SQLite reads the operator's whole history through `sessions_operator_check_in` instead of
-  // finding the one open session through `sessions_one_open`.
-  const open = candidates('open').$if(end !== null, (query) =>
-    query.where((eb) => eb(eb('check_in_at', '+', 0), '<', end ?? 0)),
-  )
-  const completed = candidates('completed')
-    .$if(end !== null, (query) => query.where('check_in_at', '<', end ?? 0))
-    .where('check_in_at', '>', start - q.longestSessionMs)
-    .where((eb) => eb(eb.fn.coalesce('check_out_at', eb('check_in_at', '+', q.closedShiftMs)), '>', start))
-  return open.unionAll(completed).limit(1)
+  return overlappingSessions.compile(db, overlapParams(auth, q))
 }
 
 /** The id of a session of the operator's record that overlaps the interval, if any. */
 export async function findOverlappingSession(trx: Trx, auth: AuthContext, q: OverlapQuery) {
-  return (await overlappingSessionQuery(trx, auth, q).executeTakeFirst())?.id
+  return (await overlappingSessions.first(trx, overlapParams(auth, q)))?.id
 }
 
 /**
@@ -141,12 +172,7 @@ export async function findOpenSessionsCheckedInBefore(db: Executor, before: numb
     .execute()
 }
 
-export async function findSession(db: Executor, auth: AuthContext, id: string, lock = false) {
-  return visible(db, auth)
-    .where('id', '=', id)
-    .$if(lock && supportsRowLocks(db), (q) => q.forUpdate())
-    .executeTakeFirst()
-}
+export const findSession = ownedRowFinder('sessions', { undeleted: true })
 
 /**
  * A status written into the SQL text rather than bound: SQLite uses a partial index (the open
@@ -166,8 +192,35 @@ export async function findOpenSession(trx: Trx, auth: AuthContext, operatorId: s
     .executeTakeFirst()
 }
 
+/** Every create and check-in writes one: compiled once (db/compiled.ts). */
+const insertSessionRow = compiledInsert('sessions', {
+  id: true,
+  account_id: true,
+  livemode: true,
+  operator_id: true,
+  operator_ident: true,
+  device_code: true,
+  location_id: true,
+  check_in_at: true,
+  check_out_at: true,
+  break_minutes: true,
+  notes: true,
+  is_flagged: true,
+  flag_reason: true,
+  source: true,
+  status: true,
+  deleted_at: true,
+  created_at: true,
+  updated_at: true,
+  work_date: true,
+  review_status: true,
+  reviewed_at: true,
+  reviewed_by: true,
+  review_note: true,
+})
+
 export async function insertSession(trx: Trx, row: SessionRow) {
-  await trx.insertInto('sessions').values(row).execute()
+  await insertSessionRow.run(trx, row)
 }
 
 export async function updateSessionRow(trx: Trx, id: string, changes: Partial<SessionRow>) {
