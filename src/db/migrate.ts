@@ -7,6 +7,7 @@ import * as m004 from './migrations/004_outbox_tuning.js'
 import * as m005 from './migrations/005_webhook_operations.js'
 import * as m006 from './migrations/006_integrity.js'
 import * as m007 from './migrations/007_review_and_pay_periods.js'
+import * as m008 from './migrations/008_open_sessions_index.js'
 
 // Migrations are imported statically so the built service and tsx runs need no file-system scan.
 const migrations: Record<string, Migration> = {
@@ -17,6 +18,7 @@ const migrations: Record<string, Migration> = {
   '005_webhook_operations': m005,
   '006_integrity': m006,
   '007_review_and_pay_periods': m007,
+  '008_open_sessions_index': m008,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

@@ -280,21 +280,34 @@ export async function listSessionRows(
       take,
     })
   }
-  return visible(db, auth)
-    .$if(f.operator_id !== undefined, (q) => q.where('operator_id', '=', f.operator_id ?? ''))
-    .$if(f.device_id !== undefined, (q) => q.where('device_code', '=', f.device_id ?? ''))
-    .$if(f.location_id !== undefined, (q) => q.where('location_id', '=', f.location_id ?? ''))
-    .$if(f.is_flagged !== undefined, (q) => q.where('is_flagged', '=', toFlag(f.is_flagged ?? false)))
-    .$if(f.status !== undefined, (q) => q.where('status', '=', f.status ?? 'open'))
-    .$if(f.checkInFrom !== undefined, (q) => q.where('check_in_at', '>=', f.checkInFrom ?? 0))
-    .$if(f.checkInTo !== undefined, (q) => q.where('check_in_at', '<', f.checkInTo ?? 0))
-    .$if(f.review_status !== undefined, (q) => q.where('review_status', '=', f.review_status ?? 'pending'))
-    .$if(f.work_date_from !== undefined, (q) => q.where('work_date', '>=', f.work_date_from ?? ''))
-    .$if(f.work_date_to !== undefined, (q) => q.where('work_date', '<=', f.work_date_to ?? ''))
-    .$if(beforeId !== undefined, (q) => q.where('id', '<', beforeId ?? ''))
-    .orderBy('id', 'desc')
-    .limit(take)
-    .execute()
+  return filteredSessionsQuery(db, auth, f, beforeId, take).execute()
+}
+
+/** A page of a filtered list (exported so a test can read its query plan). */
+export function filteredSessionsQuery(
+  db: Executor,
+  auth: AuthContext,
+  f: SessionFilters,
+  beforeId: string | undefined,
+  take: number,
+) {
+  return (
+    visible(db, auth)
+      .$if(f.operator_id !== undefined, (q) => q.where('operator_id', '=', f.operator_id ?? ''))
+      .$if(f.device_id !== undefined, (q) => q.where('device_code', '=', f.device_id ?? ''))
+      .$if(f.location_id !== undefined, (q) => q.where('location_id', '=', f.location_id ?? ''))
+      .$if(f.is_flagged !== undefined, (q) => q.where('is_flagged', '=', toFlag(f.is_flagged ?? false)))
+      // A literal: SQLite reads open sessions through their partial index only when it sees `'open'`.
+      .$if(f.status !== undefined, (q) => q.where('status', '=', statusLiteral(f.status ?? 'open')))
+      .$if(f.checkInFrom !== undefined, (q) => q.where('check_in_at', '>=', f.checkInFrom ?? 0))
+      .$if(f.checkInTo !== undefined, (q) => q.where('check_in_at', '<', f.checkInTo ?? 0))
+      .$if(f.review_status !== undefined, (q) => q.where('review_status', '=', f.review_status ?? 'pending'))
+      .$if(f.work_date_from !== undefined, (q) => q.where('work_date', '>=', f.work_date_from ?? ''))
+      .$if(f.work_date_to !== undefined, (q) => q.where('work_date', '<=', f.work_date_to ?? ''))
+      .$if(beforeId !== undefined, (q) => q.where('id', '<', beforeId ?? ''))
+      .orderBy('id', 'desc')
+      .limit(take)
+  )
 }
 
 /** Appends an immutable revision: who (the key), when, and the session before and after. */
