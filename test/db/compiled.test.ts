@@ -1,21 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { compiled } from '../../src/db/compiled.js'
-import { type Db, openDatabase } from '../../src/db/connection.js'
-import { migrateToLatest } from '../../src/db/migrate.js'
-import { createTestDatabase, dialect, type TestDatabase } from '../helpers/database.js'
+import type { Db } from '../../src/db/connection.js'
+import { dialect, useMigratedDatabase } from '../helpers/database.js'
 
 /** compiled(): built once per dialect, run with new parameters, on the database under test. */
 describe('compiled queries', () => {
-  let database: TestDatabase
+  const database = useMigratedDatabase()
   let db: Db
-  beforeAll(async () => {
-    database = await createTestDatabase()
-    db = openDatabase(database.url).db
-    await migrateToLatest(db)
-  })
-  afterAll(async () => {
-    await db.destroy()
-    await database.drop()
+  beforeAll(() => {
+    db = database.db
   })
 
   let builds = 0

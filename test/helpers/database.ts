@@ -3,7 +3,9 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
-import { inject } from 'vitest'
+import { afterAll, beforeAll, inject } from 'vitest'
+import { type Db, openDatabase } from '../../src/db/connection.js'
+import { migrateToLatest } from '../../src/db/migrate.js'
 
 export type TestDialect = 'sqlite' | 'postgres'
 
@@ -38,6 +40,30 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   const url = new URL(base)
   url.searchParams.set('options', `-c search_path=${schema}`)
   return { url: url.toString(), drop: async () => undefined }
+}
+
+/**
+ * A fresh database, migrated, for the tests of the enclosing `describe` (made before them, closed
+ * and dropped after them): `const database = useMigratedDatabase()`, then `database.db` in a test.
+ */
+export function useMigratedDatabase(): { readonly db: Db } {
+  let database: TestDatabase | undefined
+  let db: Db | undefined
+  beforeAll(async () => {
+    database = await createTestDatabase()
+    db = openDatabase(database.url).db
+    await migrateToLatest(db)
+  })
+  afterAll(async () => {
+    await db?.destroy()
+    await database?.drop()
+  })
+  return {
+    get db(): Db {
+      if (!db) throw new Error('the database is made in beforeAll: use it inside a test')
+      return db
+    },
+  }
 }
 
 async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {

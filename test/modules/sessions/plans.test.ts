@@ -1,9 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { AuthContext } from '../../../src/core/identity.js'
-import { type Db, openDatabase } from '../../../src/db/connection.js'
-import { migrateToLatest } from '../../../src/db/migrate.js'
 import { filteredSessionsQuery, type SessionFilters } from '../../../src/modules/sessions/repository.js'
-import { createTestDatabase, dialect, type TestDatabase } from '../../helpers/database.js'
+import { dialect, useMigratedDatabase } from '../../helpers/database.js'
 
 const auth: AuthContext = { keyId: 'key_plan', accountId: 'acct_plan', livemode: false }
 
@@ -12,19 +10,10 @@ const auth: AuthContext = { keyId: 'key_plan', accountId: 'acct_plan', livemode:
  * never runs ANALYZE), so the plan follows from the SQL and the indexes alone.
  */
 describe.skipIf(dialect !== 'sqlite')('session list plans on SQLite', () => {
-  let database: TestDatabase
-  let db: Db
-  beforeAll(async () => {
-    database = await createTestDatabase()
-    db = openDatabase(database.url).db
-    await migrateToLatest(db)
-  })
-  afterAll(async () => {
-    await db.destroy()
-    await database.drop()
-  })
+  const database = useMigratedDatabase()
 
   const plan = async (filters: SessionFilters) => {
+    const { db } = database
     const query = filteredSessionsQuery(db, auth, filters, undefined, 51).compile()
     const rows = await db.executeQuery<{ detail: string }>({
       ...query,

@@ -1,23 +1,15 @@
 import { sql } from 'kysely'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Db, openDatabase } from '../../../src/db/connection.js'
-import { migrateToLatest } from '../../../src/db/migrate.js'
+import { beforeAll, describe, expect, it } from 'vitest'
+import type { Db } from '../../../src/db/connection.js'
 import { FirstStatistics } from '../../../src/modules/webhooks/statistics.js'
-import { createTestDatabase, dialect, type TestDatabase } from '../../helpers/database.js'
+import { dialect, useMigratedDatabase } from '../../helpers/database.js'
 
 // Planner statistics and storage settings exist on PostgreSQL only.
 describe.runIf(dialect === 'postgres')('outbox tables on PostgreSQL', () => {
-  let database: TestDatabase
+  const database = useMigratedDatabase()
   let db: Db
-
-  beforeAll(async () => {
-    database = await createTestDatabase()
-    db = openDatabase(database.url).db
-    await migrateToLatest(db)
-  })
-  afterAll(async () => {
-    await db?.destroy()
-    await database?.drop()
+  beforeAll(() => {
+    db = database.db
   })
 
   async function analyzed() {
