@@ -37,10 +37,23 @@ export async function insertOperator(trx: Trx, row: OperatorRow): Promise<void> 
 export const findOperator = ownedRowFinder('operators')
 
 const operatorsBy = { id: ownedRowsBy('operators', 'id'), ident: ownedRowsBy('operators', 'ident') }
+const lockedOperatorsBy = {
+  id: ownedRowsBy('operators', 'id', { lock: true }),
+  ident: ownedRowsBy('operators', 'ident', { lock: true }),
+}
 
-/** The operators of an account and mode with this id or ident: what a reference names. */
-export function findOperatorsBy(db: Executor, owner: Owner, column: 'id' | 'ident', value: string) {
-  return operatorsBy[column].rows(db, { ...owner, value })
+/**
+ * The operators of an account and mode with this id or ident: what a reference names. With `lock`,
+ * locked until the transaction ends (see `lockOperatorRows`).
+ */
+export function findOperatorsBy(
+  db: Executor,
+  owner: Owner,
+  column: 'id' | 'ident',
+  value: string,
+  lock = false,
+) {
+  return (lock ? lockedOperatorsBy : operatorsBy)[column].rows(db, { ...owner, value })
 }
 
 /**

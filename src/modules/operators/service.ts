@@ -84,12 +84,15 @@ export async function deactivateOperator(trx: Trx, auth: AuthContext, id: string
 
 /**
  * Resolves `operator_id` / `operator_ident` of a session or scan request: one of them is required,
- * and both given must name the same operator.
+ * and both given must name the same operator. With `lock`, the operator is read locked, as the
+ * per-operator serialisation of session changes wants it (`lockOperators` in sessions/lifecycle.ts):
+ * one read rather than a look-up and a locking read.
  */
 export function resolveOperator(
   db: Executor,
   auth: AuthContext,
   reference: { operator_id?: string; operator_ident?: string },
+  options: { lock?: boolean } = {},
 ): Promise<OperatorRow> {
   const { operator_id: id, operator_ident: ident } = reference
   if (id === undefined && ident === undefined) {
@@ -101,7 +104,7 @@ export function resolveOperator(
     resource: 'operator',
     param: byId ? 'operator_id' : 'operator_ident',
     value,
-    lookup: (owner) => findOperatorsBy(db, owner, byId ? 'id' : 'ident', value),
+    lookup: (owner) => findOperatorsBy(db, owner, byId ? 'id' : 'ident', value, options.lock),
     unknown: errors.unknownOperator,
     check: (row) => {
       if (ident !== undefined && row.ident !== ident) {

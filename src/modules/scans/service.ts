@@ -14,7 +14,6 @@ import {
   checkOut,
   inClosedPeriod,
   isOutOfOrder,
-  lockOperators,
   openSessionAt,
   scanInstant,
 } from '../sessions/lifecycle.js'
@@ -47,9 +46,9 @@ type Outcome =
 export async function recordScan(trx: Trx, auth: AuthContext, input: CreateScanBody): Promise<Scan> {
   const at = scanInstant(input.time)
   const device = await resolveDevice(trx, auth, input.device_id)
-  const resolved = await resolveOperator(trx, auth, input)
-  // Read again under the lock: a concurrent PATCH may have deactivated the operator meanwhile.
-  const [operator = resolved] = await lockOperators(trx, auth, [resolved.id])
+  // Read under the operator's lock (see lockOperators in sessions/lifecycle.ts): a concurrent PATCH
+  // that deactivates the operator commits before this read or waits until this scan commits.
+  const operator = await resolveOperator(trx, auth, input, { lock: true })
   const direction = input.direction ?? 'auto'
 
   const outcome = await decide(trx, auth, { operator, device, at, direction })

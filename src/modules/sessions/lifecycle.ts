@@ -74,7 +74,8 @@ export const sessions: ResourceStore<SessionRow, Session> = {
  * operator's other sessions sees them as they will be when the change commits. On PostgreSQL it
  * locks the operators' rows; SQLite's write transactions already run one at a time. It is taken
  * before any session row, in id order, so no two changes wait on each other in a cycle.
- * Returns the operators as read under the lock.
+ * Returns the operators as read under the lock. A create or a scan, which names one operator,
+ * takes it with the operator's look-up instead (`resolveOperator` with `lock`): one read, not two.
  */
 export async function lockOperators(
   trx: Trx,
@@ -222,7 +223,8 @@ async function locationFor(
 
 /** A session entered through the API: completed, and flagged `manual_api_entry` for review. */
 export async function createSession(trx: Trx, auth: AuthContext, input: CreateSessionBody): Promise<Session> {
-  const operator = await resolveOperator(trx, auth, input)
+  // The operator's lock (see lockOperators) is taken by the look-up itself.
+  const operator = await resolveOperator(trx, auth, input, { lock: true })
   const device = await resolveDevice(trx, auth, input.device_id)
   const locationId = (await locationFor(trx, auth, input)) ?? device.location_id
   const checkInAt = instantOf(input.check_in.time, 'check_in.time')
@@ -243,7 +245,6 @@ export async function createSession(trx: Trx, auth: AuthContext, input: CreateSe
     ...AWAITING_REVIEW,
   }
   checkTimes(fields)
-  await lockOperators(trx, auth, [operator.id])
   await refuseOverlap(trx, auth, fields)
   await assertWorkDatesOpen(trx, auth, null, fields.work_date)
   const session = await startSession(trx, auth, fields, 'created')
