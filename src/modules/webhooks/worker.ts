@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { type CommitWatch, watchCommits } from '../../db/commit-signals.js'
-import type { Db } from '../../db/connection.js'
+import { type Db, openConnections, POOL_KEPT } from '../../db/connection.js'
 import { groupBy } from '../../lib/group.js'
 import { Pause } from '../../lib/pause.js'
 import { DISPATCH_BATCH, dispatchEvents } from '../events/relay.js'
@@ -164,6 +164,11 @@ export class WebhookWorker {
   start(): void {
     if (this.running) return
     this.running = true
+    // The loops use several connections at once (a dispatch, a claim and its two look-ups, a
+    // record): opened now rather than by the first burst of events, which would wait for them.
+    openConnections(this.db, POOL_KEPT).catch((error: unknown) =>
+      this.log.error({ err: error }, 'could not open database connections'),
+    )
     this.watch = watchCommits(
       this.db,
       { events: () => this.dispatchPause.end(), webhook_deliveries: () => this.sendPause.end() },
