@@ -16,9 +16,9 @@ const RECONNECT_MAX_MS = 5000
  * has notified takes a lock of the whole database at commit and holds it until its commit record is
  * flushed, so that notifications queue in commit order: every transaction that notifies commits one
  * after the other, WAL flush included. With `select pg_notify(...)` in each transaction (or a
- * trigger on `events`) 4–16 concurrent two-row transactions committed at 1,250–1,750/s against
- * 2,600–3,200/s without (a scratch measurement on the 2-core test machine, PostgreSQL 15,
- * `synchronous_commit=on`). Sent after the commit instead, the notify costs the writer nothing: it
+ * trigger on `events`) 8 concurrent two-row transactions committed at 520–690/s against
+ * 1,570–1,640/s without, and 1,320–1,410/s with the notify sent after the commit as here
+ * (docs/performance.md). Sent after the commit, the notify costs the writer nothing: it
  * is not awaited, and at most one per table is in flight per handle, the commits made meanwhile
  * sharing the next one (under load, far fewer notifies than commits). It is a statement of its own
  * with `synchronous_commit` off, as a notification needs no durable commit. The price: a process
