@@ -1,6 +1,11 @@
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
-import { type SignalLog, signalOnCommit, watchCommits } from '../../src/db/commit-signals.js'
+import {
+  type CommitWatch,
+  type SignalLog,
+  signalOnCommit,
+  watchCommits,
+} from '../../src/db/commit-signals.js'
 import { type Db, openDatabase } from '../../src/db/connection.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import { sleep, uniq } from '../helpers/assertions.js'
@@ -14,7 +19,9 @@ import { createTestDatabase, dialect, type TestDatabase } from '../helpers/datab
 
 const handles: Db[] = []
 const databases: TestDatabase[] = []
+const watches: CommitWatch[] = []
 afterAll(async () => {
+  await Promise.all(watches.splice(0).map((watch) => watch.close()))
   await Promise.all(handles.splice(0).map((db) => db.destroy()))
   for (const database of databases.splice(0)) await database.drop()
 })
@@ -41,6 +48,7 @@ const quietLog: SignalLog = { info: () => {}, error: () => {} }
 async function counter(db: Db, log: SignalLog = quietLog) {
   const counted = { calls: 0 }
   const watch = watchCommits(db, { events: () => (counted.calls += 1) }, log)
+  watches.push(watch)
   if (dialect === 'postgres') {
     await until('the LISTEN connection', () => watch.acrossProcesses)
     counted.calls = 0
@@ -88,62 +96,47 @@ describe(`commit signals (${dialect})`, () => {
       },
       quietLog,
     )
-    try {
-      if (dialect === 'postgres') await until('the LISTEN connection', () => watch.acrossProcesses)
-      listening = true
-      await writeAndSignal(db, name, 3)
-      expect(reads).toHaveLength(1)
-      expect(await Promise.all(reads)).toEqual(['x'])
-    } finally {
-      await watch.close()
-    }
+    watches.push(watch)
+    if (dialect === 'postgres') await until('the LISTEN connection', () => watch.acrossProcesses)
+    listening = true
+    await writeAndSignal(db, name, 3)
+    expect(reads).toHaveLength(1)
+    expect(await Promise.all(reads)).toEqual(['x'])
   })
 
   it('a rolled-back transaction signals nothing; a later commit signals again', async () => {
     const db = await open((await freshDatabase()).url)
     const count = await counter(db)
-    try {
-      await expect(
-        db.transaction().execute(async (trx) => {
-          await signalOnCommit(trx, 'events')
-          throw new Error('rolled back')
-        }),
-      ).rejects.toThrow('rolled back')
-      await sleep(100)
-      expect(count.calls).toBe(0)
-      await writeAndSignal(db, uniq('setting'))
-      expect(count.calls).toBe(1)
-    } finally {
-      await count.watch.close()
-    }
+    await expect(
+      db.transaction().execute(async (trx) => {
+        await signalOnCommit(trx, 'events')
+        throw new Error('rolled back')
+      }),
+    ).rejects.toThrow('rolled back')
+    await sleep(100)
+    expect(count.calls).toBe(0)
+    await writeAndSignal(db, uniq('setting'))
+    expect(count.calls).toBe(1)
   })
 
   it('a controlled transaction signals at its commit, from inside a savepoint too', async () => {
     const db = await open((await freshDatabase()).url)
     const count = await counter(db)
-    try {
-      const trx = await db.startTransaction().execute()
-      const inner = await trx.savepoint('inner').execute()
-      await signalOnCommit(inner, 'events')
-      await inner.releaseSavepoint('inner').execute()
-      expect(count.calls).toBe(0)
-      await trx.commit().execute()
-      expect(count.calls).toBe(1)
-    } finally {
-      await count.watch.close()
-    }
+    const trx = await db.startTransaction().execute()
+    const inner = await trx.savepoint('inner').execute()
+    await signalOnCommit(inner, 'events')
+    await inner.releaseSavepoint('inner').execute()
+    expect(count.calls).toBe(0)
+    await trx.commit().execute()
+    expect(count.calls).toBe(1)
   })
 
   it('only the tables a watch waits for call it', async () => {
     const db = await open((await freshDatabase()).url)
     const count = await counter(db)
-    try {
-      await db.transaction().execute((trx) => signalOnCommit(trx, 'webhook_deliveries'))
-      await sleep(100)
-      expect(count.calls).toBe(0)
-    } finally {
-      await count.watch.close()
-    }
+    await db.transaction().execute((trx) => signalOnCommit(trx, 'webhook_deliveries'))
+    await sleep(100)
+    expect(count.calls).toBe(0)
   })
 
   it.runIf(dialect === 'sqlite')(
@@ -152,14 +145,10 @@ describe(`commit signals (${dialect})`, () => {
       const { url } = await freshDatabase()
       const writer = await open(url)
       const other = await counter(await open(url))
-      try {
-        await writeAndSignal(writer, uniq('setting'))
-        await sleep(200)
-        expect(other.calls).toBe(0)
-        expect(other.watch.acrossProcesses).toBe(false)
-      } finally {
-        await other.watch.close()
-      }
+      await writeAndSignal(writer, uniq('setting'))
+      await sleep(200)
+      expect(other.calls).toBe(0)
+      expect(other.watch.acrossProcesses).toBe(false)
     },
   )
 
@@ -171,15 +160,11 @@ describe(`commit signals (${dialect})`, () => {
       const own = await counter(writer)
       const other = await counter(await open(url))
       const elsewhere = await counter(await open((await freshDatabase()).url))
-      try {
-        await writeAndSignal(writer, uniq('setting'))
-        await until('the other handle hears it', () => other.calls === 1)
-        // The writer's own NOTIFY reaches its own LISTEN connection too: not counted again.
-        await sleep(300)
-        expect([own.calls, other.calls, elsewhere.calls]).toEqual([1, 1, 0])
-      } finally {
-        await Promise.all([own, other, elsewhere].map((c) => c.watch.close()))
-      }
+      await writeAndSignal(writer, uniq('setting'))
+      await until('the other handle hears it', () => other.calls === 1)
+      // The writer's own NOTIFY reaches its own LISTEN connection too: not counted again.
+      await sleep(300)
+      expect([own.calls, other.calls, elsewhere.calls]).toEqual([1, 1, 0])
     },
   )
 
@@ -225,7 +210,6 @@ describe(`commit signals (${dialect})`, () => {
         await until('the commit heard on the new connection', () => watcher.calls > before)
       } finally {
         await admin.end()
-        await watcher.watch.close()
       }
     },
   )

@@ -82,13 +82,26 @@ async function expectWokenDelivery(api: ApiClient, receiver: WebhookReceiver, pa
   expect((request?.receivedAt ?? Number.POSITIVE_INFINITY) - started).toBeLessThan(WOKEN_WITHIN_MS)
 }
 
-/** The PostgreSQL backends of `application` that LISTEN (their last statement was the LISTEN). */
-async function listenerPids(admin: pg.Client, application: string): Promise<number[]> {
-  const { rows } = await admin.query<{ pid: number }>(
-    `select pid from pg_stat_activity where application_name = $1 and query ilike 'listen%'`,
-    [application],
-  )
-  return rows.map((r) => r.pid)
+/**
+ * A worker on a handle of its own (PostgreSQL), once its LISTEN connection is up, and the pids of
+ * that handle's LISTEN connections (the backends whose last statement was the LISTEN), read from
+ * another connection.
+ */
+async function separateWorker(t: TestApp) {
+  const application = uniq('wake-worker')
+  const admin = new pg.Client({ connectionString: t.database.url })
+  await admin.connect()
+  stops.push(() => admin.end())
+  const listenerPids = async () => {
+    const { rows } = await admin.query<{ pid: number }>(
+      `select pid from pg_stat_activity where application_name = $1 and query ilike 'listen%'`,
+      [application],
+    )
+    return rows.map((r) => r.pid)
+  }
+  const { errors } = startWorker(ownHandle(t, application))
+  await until('the LISTEN connection', async () => (await listenerPids()).length === 1)
+  return { admin, errors, listenerPids }
 }
 
 async function until(what: string, condition: () => Promise<boolean>, timeoutMs = 10_000) {
@@ -168,12 +181,7 @@ describe(`webhook wake-ups (${dialect})`, () => {
       const { receiver, t } = await setUp()
       const { api } = await freshAccount(t)
       const { endpoint, path } = await endpointOn(api, receiver, ['operator.created'])
-      const application = uniq('wake-worker')
-      const admin = new pg.Client({ connectionString: t.database.url })
-      await admin.connect()
-      stops.push(() => admin.end())
-      const { errors } = startWorker(ownHandle(t, application))
-      await until('the LISTEN connection', async () => (await listenerPids(admin, application)).length === 1)
+      const { errors } = await separateWorker(t)
       await sleep(300)
       await expectWokenDelivery(api, receiver, path)
       await sleep(300)
@@ -192,16 +200,11 @@ describe(`webhook wake-ups (${dialect})`, () => {
       const { receiver, t } = await setUp()
       const { api } = await freshAccount(t)
       const { path } = await endpointOn(api, receiver, ['operator.created'])
-      const application = uniq('wake-worker')
-      const admin = new pg.Client({ connectionString: t.database.url })
-      await admin.connect()
-      stops.push(() => admin.end())
-      const { errors } = startWorker(ownHandle(t, application))
-      await until('the LISTEN connection', async () => (await listenerPids(admin, application)).length === 1)
-      const [first] = await listenerPids(admin, application)
+      const { admin, errors, listenerPids } = await separateWorker(t)
+      const [first] = await listenerPids()
       await admin.query('select pg_terminate_backend($1)', [first])
       await until('a new LISTEN connection', async () => {
-        const pids = await listenerPids(admin, application)
+        const pids = await listenerPids()
         return pids.length === 1 && pids[0] !== first
       })
       // The loss is reported (and the worker polled meanwhile, once a minute here).
