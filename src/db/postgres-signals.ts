@@ -7,6 +7,8 @@ const channelOf = (table: SignalledTable) => `attendance.${table}`
 /** The first reconnection of a lost LISTEN connection, then twice as long each time up to the last. */
 const RECONNECT_FIRST_MS = 100
 const RECONNECT_MAX_MS = 5000
+/** A connection attempt that has not succeeded by then (an unreachable host) is given up and retried. */
+const CONNECT_TIMEOUT_MS = 10_000
 
 /**
  * Commit signals between processes on PostgreSQL (see commit-signals.ts): NOTIFY after a commit,
@@ -105,6 +107,8 @@ export class PostgresSignals implements RemoteSignals {
  */
 class PostgresListener {
   private client: pg.Client | undefined
+  /** The connection being opened, if any: a close ends it rather than waiting for it. */
+  private connecting: pg.Client | undefined
   private connected = false
   private closed = false
   private delayMs = RECONNECT_FIRST_MS
@@ -135,6 +139,7 @@ class PostgresListener {
       clearTimeout(this.retry.timer)
       this.retry.resolve()
     }
+    await this.connecting?.end().catch(() => undefined)
     await this.running
     this.connected = false
     await this.client?.end().catch(() => undefined)
@@ -144,7 +149,12 @@ class PostgresListener {
   private async connect(afterLoss: boolean): Promise<void> {
     let failures = 0
     while (!this.closed) {
-      const client = new pg.Client({ connectionString: this.url, keepAlive: true })
+      const client = new pg.Client({
+        connectionString: this.url,
+        keepAlive: true,
+        connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      })
+      this.connecting = client
       // A connection error after the connect is reported here, then 'end'; without a handler it
       // would crash the process.
       let lastError: unknown
@@ -158,12 +168,15 @@ class PostgresListener {
         client.on('notification', ({ channel, payload }) => this.received(schema, channel, payload))
         await client.query(this.tables.map((t) => `listen ${pg.escapeIdentifier(channelOf(t))}`).join('; '))
       } catch (error) {
+        this.connecting = undefined
         await client.end().catch(() => undefined)
+        if (this.closed) return
         if (failures++ === 0)
           this.log.error({ err: error }, 'commit signals: cannot LISTEN, polling meanwhile')
         await this.wait()
         continue
       }
+      this.connecting = undefined
       if (this.closed) {
         await client.end().catch(() => undefined)
         return
@@ -189,7 +202,7 @@ class PostgresListener {
   private received(schema: string, channel: string, payload: string | undefined): void {
     const table = this.tables.find((t) => channelOf(t) === channel)
     const at = payload?.lastIndexOf(' ') ?? -1
-    if (!table || payload === undefined || payload.slice(0, at) !== schema) return
+    if (!table || payload === undefined || at < 0 || payload.slice(0, at) !== schema) return
     if (payload.slice(at + 1) === this.origin) return
     this.handlers.onSignal(table)
   }

@@ -10,6 +10,7 @@ import { type Db, openDatabase } from '../../src/db/connection.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import { sleep, uniq } from '../helpers/assertions.js'
 import { createTestDatabase, dialect, type TestDatabase } from '../helpers/database.js'
+import { freePort } from '../helpers/process.js'
 
 /**
  * Commit signals (src/db/commit-signals.ts) on real databases: when a watch is called, how often,
@@ -165,6 +166,35 @@ describe(`commit signals (${dialect})`, () => {
       // The writer's own NOTIFY reaches its own LISTEN connection too: not counted again.
       await sleep(300)
       expect([own.calls, other.calls, elsewhere.calls]).toEqual([1, 1, 0])
+    },
+  )
+
+  it.runIf(dialect === 'postgres')(
+    'PostgreSQL: a watch that cannot reach the database says so once, does not claim to listen, and closes at once',
+    async () => {
+      const unreachable = new URL((await freshDatabase()).url)
+      unreachable.port = String(await freePort())
+      const { db } = openDatabase(unreachable.toString())
+      handles.push(db)
+      const errors: string[] = []
+      const watch = watchCommits(
+        db,
+        { events: () => {} },
+        {
+          info: () => {},
+          error: (_obj, msg) => {
+            errors.push(msg ?? '')
+          },
+        },
+      )
+      await until('the failure reported', () => errors.length > 0)
+      // Retried meanwhile (100 ms, 200 ms, …), reported once.
+      await sleep(500)
+      expect(errors).toEqual(['commit signals: cannot LISTEN, polling meanwhile'])
+      expect(watch.acrossProcesses).toBe(false)
+      const closing = Date.now()
+      await watch.close()
+      expect(Date.now() - closing).toBeLessThan(1000)
     },
   )
 
