@@ -315,7 +315,7 @@ async function spawnWorker(databaseUrl: string): Promise<WorkerProcess> {
     let out = ''
     const onData = (chunk: Buffer) => {
       out += chunk.toString('utf8')
-      if (out.includes('webhook worker started')) {
+      if (out.includes('webhook worker and forgotten check-out sweep started')) {
         child.stdout?.off('data', onData)
         child.stdout?.resume()
         resolve()

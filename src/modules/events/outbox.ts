@@ -1,4 +1,5 @@
 import type { AuthContext } from '../../core/identity.js'
+import { signalOnCommit } from '../../db/commit-signals.js'
 import { compiled } from '../../db/compiled.js'
 import type { Trx } from '../../db/connection.js'
 import { toFlag } from '../../db/schema.js'
@@ -30,7 +31,9 @@ export interface EventOptions {
 /**
  * Writes an event into the outbox, inside the caller's transaction: the change and its event
  * commit together or not at all. Webhook delivery reads from this table. The only writer of
- * `events`: every envelope is built here.
+ * `events`: every envelope is built here. The commit wakes the workers' dispatchers (once per
+ * transaction, however many events it records; no statement is added to it: see
+ * db/commit-signals.ts).
  */
 export async function recordEvent(
   trx: Trx,
@@ -59,6 +62,7 @@ export async function recordEvent(
     payload: JSON.stringify(envelope),
     dispatchedAt: options.dispatched ? now : null,
   })
+  if (!options.dispatched) await signalOnCommit(trx, 'events')
   return envelope
 }
 

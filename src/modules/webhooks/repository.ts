@@ -1,5 +1,6 @@
 import { type Selectable, sql } from 'kysely'
 import type { AuthContext } from '../../core/identity.js'
+import { signalOnCommit } from '../../db/commit-signals.js'
 import type { Db, Executor, Trx } from '../../db/connection.js'
 import { supportsRowLocks } from '../../db/connection.js'
 import type { WebhookAttemptsTable, WebhookDeliveriesTable, WebhookEndpointsTable } from '../../db/schema.js'
@@ -146,7 +147,8 @@ export function newDeliveryRow(
 /**
  * Inserts the deliveries that do not exist yet and returns how many it inserted. The unique
  * (event_id, endpoint_id) index, not a prior check, is what keeps one delivery per pair when a
- * second dispatcher or a recover races on the same events.
+ * second dispatcher or a recover races on the same events. When it inserted any, the commit wakes
+ * the workers' senders (none when every row existed already: nothing new to claim).
  */
 export async function insertDeliveries(trx: Trx, rows: DeliveryRow[]): Promise<number> {
   if (rows.length === 0) return 0
@@ -155,7 +157,9 @@ export async function insertDeliveries(trx: Trx, rows: DeliveryRow[]): Promise<n
     .values(rows)
     .onConflict((oc) => oc.columns(['event_id', 'endpoint_id']).doNothing())
     .executeTakeFirst()
-  return Number(result.numInsertedOrUpdatedRows ?? 0n)
+  const inserted = Number(result.numInsertedOrUpdatedRows ?? 0n)
+  if (inserted > 0) await signalOnCommit(trx, 'webhook_deliveries')
+  return inserted
 }
 
 export async function findDelivery(db: Executor, auth: AuthContext, id: string) {
@@ -442,7 +446,8 @@ export async function failedDeliveryIds(
 /**
  * Puts failed deliveries back to pending for a new round of scheduled attempts, due at `dueAt`.
  * Only rows still failed change (the condition is in the UPDATE, not a prior read): a delivery a
- * resend or an in-flight attempt marked succeeded meanwhile stays succeeded. Returns how many.
+ * resend or an in-flight attempt marked succeeded meanwhile stays succeeded. Returns how many; the
+ * commit wakes the workers' senders when there were any.
  */
 export async function requeueFailedDeliveries(
   trx: Trx,
@@ -457,7 +462,9 @@ export async function requeueFailedDeliveries(
     .where('id', 'in', ids)
     .where('status', '=', 'failed')
     .executeTakeFirst()
-  return Number(result.numUpdatedRows)
+  const requeued = Number(result.numUpdatedRows)
+  if (requeued > 0) await signalOnCommit(trx, 'webhook_deliveries')
+  return requeued
 }
 
 /** Counts one more exhausted delivery, atomically. */

@@ -1,4 +1,6 @@
-import type { Db } from '../../db/connection.js'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { type CommitWatch, watchCommits } from '../../db/commit-signals.js'
+import { type Db, openConnections, POOL_KEPT } from '../../db/connection.js'
 import { groupBy } from '../../lib/group.js'
 import { Pause } from '../../lib/pause.js'
 import { DISPATCH_BATCH, dispatchEvents } from '../events/relay.js'
@@ -21,7 +23,10 @@ export interface WorkerOptions {
   backoffScale: number
   disableThreshold: number
   allowPrivateUrls: boolean
-  /** Idle wait between polls when there was nothing to claim. */
+  /**
+   * Idle wait between polls when there was nothing to do. New events and new deliveries wake the
+   * worker sooner (see `start`); the polls find what no signal announces.
+   */
   pollMs?: number
   /** Deliveries in hand at once (being attempted, or claimed and waiting for their endpoint). */
   maxInFlight?: number
@@ -36,6 +41,15 @@ interface Logger {
 
 /** Pause between dispatch passes while events keep coming. */
 const BUSY_DISPATCH_MS = 25
+/**
+ * The dispatcher's idle poll while PostgreSQL tells this worker of every commit that recorded events
+ * (its LISTEN connection is up): only a safety net then, for a signal that was lost (a process that
+ * died between its commit and its NOTIFY, a NOTIFY that failed). A second bounds how late such events
+ * are, at a tenth of the idle reads of the 100 ms poll. Without that connection (SQLite, where a
+ * `cli worker` beside the API hears nothing of its commits, or PostgreSQL while it reconnects) the
+ * dispatcher polls every `pollMs`.
+ */
+const LISTENING_DISPATCH_POLL_MS = 1000
 /**
  * Enough attempts in flight that the round trips to the database (claims, records) overlap with
  * the receivers' answers; a claim is made whenever half of them have finished.
@@ -113,9 +127,10 @@ export class WebhookWorker {
   private readonly attempts = new Set<Promise<void>>()
   private running = false
   private loops: Promise<void> | undefined
-  /** Where each loop waits when it has nothing to do. */
+  /** Where each loop waits when it has nothing to do; a commit signal ends the wait. */
   private readonly dispatchPause = new Pause()
   private readonly sendPause = new Pause()
+  private watch: CommitWatch | undefined
   /** Whether the send loop waits for room (then a finished attempt may end its wait). */
   private waitingForRoom = false
   private stopped: Promise<void> | undefined
@@ -140,9 +155,25 @@ export class WebhookWorker {
     )
   }
 
+  /**
+   * Starts both loops, each woken by the commits it waits for (db/commit-signals.ts): the
+   * dispatcher by transactions that recorded events, the sender by transactions that inserted
+   * deliveries (this worker's dispatcher's, another worker's, a send-test's or a recover's). Through
+   * this `db` at once; on PostgreSQL from other handles and processes too, by LISTEN.
+   */
   start(): void {
     if (this.running) return
     this.running = true
+    // The loops use several connections at once (a dispatch, a claim and its two look-ups, a
+    // record): opened now rather than by the first burst of events, which would wait for them.
+    openConnections(this.db, POOL_KEPT).catch((error: unknown) =>
+      this.log.error({ err: error }, 'could not open database connections'),
+    )
+    this.watch = watchCommits(
+      this.db,
+      { events: () => this.dispatchPause.end(), webhook_deliveries: () => this.sendPause.end() },
+      this.log,
+    )
     this.loops = Promise.all([this.dispatchLoop(), this.sendLoop()]).then(() => this.drain())
   }
 
@@ -156,7 +187,7 @@ export class WebhookWorker {
       this.running = false
       this.dispatchPause.end()
       this.sendPause.end()
-      await this.loops
+      await Promise.all([this.loops, this.watch?.close()])
       await this.sender.close()
     })()
     return this.stopped
@@ -164,8 +195,8 @@ export class WebhookWorker {
 
   /**
    * The outbox relay, in a loop of its own so that its transactions never hold up the claims (on
-   * PostgreSQL the two run on separate connections at once); each batch it dispatches wakes the
-   * send loop.
+   * PostgreSQL the two run on separate connections at once). The deliveries it inserts wake the
+   * send loops by their commit.
    */
   private async dispatchLoop(): Promise<void> {
     while (this.running) {
@@ -175,12 +206,16 @@ export class WebhookWorker {
       } catch (error) {
         this.log.error({ err: error }, 'webhook dispatch failed')
       }
-      if (dispatched > 0) this.sendPause.end()
+      if (dispatched >= DISPATCH_BATCH || !this.running) continue
       // While events keep coming, come back soon (a full batch: at once), but not in a tight loop:
       // each pass is a write transaction, which on SQLite holds the one connection the API's
-      // requests need too. Otherwise poll.
-      if (dispatched < DISPATCH_BATCH && this.running)
-        await this.dispatchPause.wait(dispatched > 0 ? BUSY_DISPATCH_MS : this.pollMs)
+      // requests need too. So the commits that signal meanwhile do not cut this pause short (the
+      // Pause keeps their wake-up for the idle wait). Otherwise wait for a signal or the poll.
+      if (dispatched > 0) await sleep(BUSY_DISPATCH_MS)
+      else
+        await this.dispatchPause.wait(
+          this.watch?.acrossProcesses ? Math.max(this.pollMs, LISTENING_DISPATCH_POLL_MS) : this.pollMs,
+        )
     }
   }
 

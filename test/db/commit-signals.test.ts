@@ -1,0 +1,246 @@
+import pg from 'pg'
+import { afterAll, describe, expect, it } from 'vitest'
+import {
+  type CommitWatch,
+  type SignalLog,
+  signalOnCommit,
+  watchCommits,
+} from '../../src/db/commit-signals.js'
+import { type Db, openDatabase } from '../../src/db/connection.js'
+import { migrateToLatest } from '../../src/db/migrate.js'
+import { sleep, uniq } from '../helpers/assertions.js'
+import { createTestDatabase, dialect, type TestDatabase } from '../helpers/database.js'
+import { freePort } from '../helpers/process.js'
+
+/**
+ * Commit signals (src/db/commit-signals.ts) on real databases: when a watch is called, how often,
+ * and, on PostgreSQL, across handles by NOTIFY/LISTEN, including after the LISTEN connection is
+ * killed.
+ */
+
+const handles: Db[] = []
+const databases: TestDatabase[] = []
+const watches: CommitWatch[] = []
+afterAll(async () => {
+  await Promise.all(watches.splice(0).map((watch) => watch.close()))
+  await Promise.all(handles.splice(0).map((db) => db.destroy()))
+  for (const database of databases.splice(0)) await database.drop()
+})
+
+async function freshDatabase(): Promise<TestDatabase> {
+  const database = await createTestDatabase()
+  databases.push(database)
+  return database
+}
+
+async function open(url: string): Promise<Db> {
+  const { db } = openDatabase(url)
+  handles.push(db)
+  await migrateToLatest(db)
+  return db
+}
+
+const quietLog: SignalLog = { info: () => {}, error: () => {} }
+
+/**
+ * A watch of `events` that counts its calls. On PostgreSQL, once it listens (it looks once when
+ * it starts listening, for the commits it could not hear before), counted from zero.
+ */
+async function counter(db: Db, log: SignalLog = quietLog) {
+  const counted = { calls: 0 }
+  const watch = watchCommits(db, { events: () => (counted.calls += 1) }, log)
+  watches.push(watch)
+  if (dialect === 'postgres') {
+    await until('the LISTEN connection', () => watch.acrossProcesses)
+    counted.calls = 0
+  }
+  return Object.assign(counted, { watch })
+}
+
+async function until(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await sleep(10)
+  }
+}
+
+/** A row of `settings`, written by a transaction that signals `events`. */
+async function writeAndSignal(db: Db, name: string, times = 1) {
+  await db.transaction().execute(async (trx) => {
+    for (let i = 0; i < times; i++) await signalOnCommit(trx, 'events')
+    await trx.insertInto('settings').values({ name, value: 'x' }).execute()
+    // Time for a signal sent too early to arrive before the commit.
+    await sleep(50)
+  })
+}
+
+describe(`commit signals (${dialect})`, () => {
+  it('a watch is called once per transaction, after its commit: a read it starts finds the rows', async () => {
+    const db = await open((await freshDatabase()).url)
+    const reads: Array<Promise<string | undefined>> = []
+    const name = uniq('setting')
+    let listening = false
+    const watch = watchCommits(
+      db,
+      {
+        events: () =>
+          listening &&
+          reads.push(
+            db
+              .selectFrom('settings')
+              .select('value')
+              .where('name', '=', name)
+              .executeTakeFirst()
+              .then((row) => row?.value),
+          ),
+      },
+      quietLog,
+    )
+    watches.push(watch)
+    if (dialect === 'postgres') await until('the LISTEN connection', () => watch.acrossProcesses)
+    listening = true
+    await writeAndSignal(db, name, 3)
+    expect(reads).toHaveLength(1)
+    expect(await Promise.all(reads)).toEqual(['x'])
+  })
+
+  it('a rolled-back transaction signals nothing; a later commit signals again', async () => {
+    const db = await open((await freshDatabase()).url)
+    const count = await counter(db)
+    await expect(
+      db.transaction().execute(async (trx) => {
+        await signalOnCommit(trx, 'events')
+        throw new Error('rolled back')
+      }),
+    ).rejects.toThrow('rolled back')
+    await sleep(100)
+    expect(count.calls).toBe(0)
+    await writeAndSignal(db, uniq('setting'))
+    expect(count.calls).toBe(1)
+  })
+
+  it('a controlled transaction signals at its commit, from inside a savepoint too', async () => {
+    const db = await open((await freshDatabase()).url)
+    const count = await counter(db)
+    const trx = await db.startTransaction().execute()
+    const inner = await trx.savepoint('inner').execute()
+    await signalOnCommit(inner, 'events')
+    await inner.releaseSavepoint('inner').execute()
+    expect(count.calls).toBe(0)
+    await trx.commit().execute()
+    expect(count.calls).toBe(1)
+  })
+
+  it('only the tables a watch waits for call it', async () => {
+    const db = await open((await freshDatabase()).url)
+    const count = await counter(db)
+    await db.transaction().execute((trx) => signalOnCommit(trx, 'webhook_deliveries'))
+    await sleep(100)
+    expect(count.calls).toBe(0)
+  })
+
+  it.runIf(dialect === 'sqlite')(
+    'SQLite: another handle on the same file hears nothing (no channel between processes)',
+    async () => {
+      const { url } = await freshDatabase()
+      const writer = await open(url)
+      const other = await counter(await open(url))
+      await writeAndSignal(writer, uniq('setting'))
+      await sleep(200)
+      expect(other.calls).toBe(0)
+      expect(other.watch.acrossProcesses).toBe(false)
+    },
+  )
+
+  it.runIf(dialect === 'postgres')(
+    "PostgreSQL: another handle hears the commit by NOTIFY once it listens; the writer's own watch is called once, and another schema's handle not at all",
+    async () => {
+      const { url } = await freshDatabase()
+      const writer = await open(url)
+      const own = await counter(writer)
+      const other = await counter(await open(url))
+      const elsewhere = await counter(await open((await freshDatabase()).url))
+      await writeAndSignal(writer, uniq('setting'))
+      await until('the other handle hears it', () => other.calls === 1)
+      // The writer's own NOTIFY reaches its own LISTEN connection too: not counted again.
+      await sleep(300)
+      expect([own.calls, other.calls, elsewhere.calls]).toEqual([1, 1, 0])
+    },
+  )
+
+  it.runIf(dialect === 'postgres')(
+    'PostgreSQL: a watch that cannot reach the database says so once, does not claim to listen, and closes at once',
+    async () => {
+      const unreachable = new URL((await freshDatabase()).url)
+      unreachable.port = String(await freePort())
+      const { db } = openDatabase(unreachable.toString())
+      handles.push(db)
+      const errors: string[] = []
+      const watch = watchCommits(
+        db,
+        { events: () => {} },
+        {
+          info: () => {},
+          error: (_obj, msg) => {
+            errors.push(msg ?? '')
+          },
+        },
+      )
+      await until('the failure reported', () => errors.length > 0)
+      // Retried meanwhile (100 ms, 200 ms, …), reported once.
+      await sleep(500)
+      expect(errors).toEqual(['commit signals: cannot LISTEN, polling meanwhile'])
+      expect(watch.acrossProcesses).toBe(false)
+      const closing = Date.now()
+      await watch.close()
+      expect(Date.now() - closing).toBeLessThan(1000)
+    },
+  )
+
+  it.runIf(dialect === 'postgres')(
+    'PostgreSQL: a LISTEN connection that is killed is opened again, and signals are heard after it',
+    async () => {
+      const { url } = await freshDatabase()
+      const application = uniq('signals-test')
+      const listening = new URL(url)
+      listening.searchParams.set('application_name', application)
+      const writer = await open(url)
+      const errors: unknown[] = []
+      const infos: string[] = []
+      const watcher = await counter(await open(listening.toString()), {
+        info: (_obj, msg) => {
+          infos.push(msg ?? '')
+        },
+        error: (obj) => {
+          errors.push(obj)
+        },
+      })
+      const admin = new pg.Client({ connectionString: url })
+      await admin.connect()
+      const listenerPids = async () =>
+        (
+          await admin.query<{ pid: number }>(
+            `select pid from pg_stat_activity where application_name = $1 and query ilike 'listen%'`,
+            [application],
+          )
+        ).rows.map((r) => r.pid)
+      try {
+        await until('the LISTEN connection', async () => (await listenerPids()).length === 1)
+        const [first] = await listenerPids()
+        await admin.query('select pg_terminate_backend($1)', [first])
+        await until('the loss noticed', () => errors.length > 0)
+        await until(
+          'a new LISTEN connection',
+          async () => (await listenerPids()).some((pid) => pid !== first) && watcher.watch.acrossProcesses,
+        )
+        expect(infos).toContain('commit signals: listening again')
+        const before = watcher.calls
+        await writeAndSignal(writer, uniq('setting'))
+        await until('the commit heard on the new connection', () => watcher.calls > before)
+      } finally {
+        await admin.end()
+      }
+    },
+  )
+})
