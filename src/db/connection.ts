@@ -114,6 +114,18 @@ export function isUniqueViolation(error: unknown): boolean {
 }
 
 /**
+ * A constant that a partial index's condition names (`status = 'pending'`), written into the SQL
+ * rather than bound. SQLite uses a partial index only when it can tell from the statement that the
+ * index's condition holds: with the value bound, it reads the bound value to decide, and so marks
+ * the statement to be prepared again each time that parameter is bound, that is at every run
+ * (measured: a small select 4.6 µs bound against 0.9 µs written; the webhook claim about 1 ms a run).
+ * Written, it costs nothing on either dialect.
+ */
+export function indexedConstant<T extends string>(value: T) {
+  return sql.lit(value)
+}
+
+/**
  * PostgreSQL takes a row lock with `FOR UPDATE`; SQLite has no such clause and needs none, since
  * its write transactions already run one at a time.
  */

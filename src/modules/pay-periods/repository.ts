@@ -2,7 +2,7 @@ import { type Selectable, sql } from 'kysely'
 import type { AuthContext } from '../../core/identity.js'
 import { compiled } from '../../db/compiled.js'
 import type { Executor, Trx } from '../../db/connection.js'
-import { supportsRowLocks } from '../../db/connection.js'
+import { indexedConstant, supportsRowLocks } from '../../db/connection.js'
 import type { PayPeriodsTable } from '../../db/schema.js'
 import { type Owner, ownedBy, ownedRowFinder } from '../../db/scope.js'
 import { toIso, toIsoOrNull } from '../../lib/time.js'
@@ -107,7 +107,7 @@ export async function countUnsettledSessions(trx: Trx, auth: AuthContext, start:
     .where('deleted_at', 'is', null)
     .where('work_date', '>=', start)
     .where('work_date', '<=', end)
-    .where((eb) => eb.or([eb('review_status', '=', 'pending'), eb('status', '=', 'open')]))
+    .where((eb) => eb.or([eb('review_status', '=', 'pending'), eb('status', '=', indexedConstant('open'))]))
     .executeTakeFirst()
   return { pending: Number(row?.pending ?? 0), open: Number(row?.open ?? 0) }
 }

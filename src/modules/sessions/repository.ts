@@ -1,8 +1,8 @@
-import { type Selectable, sql } from 'kysely'
+import type { Selectable } from 'kysely'
 import type { AuthContext } from '../../core/identity.js'
 import { compiled, compiledInsert } from '../../db/compiled.js'
 import type { Executor, Trx } from '../../db/connection.js'
-import { supportsRowLocks } from '../../db/connection.js'
+import { indexedConstant, supportsRowLocks } from '../../db/connection.js'
 import { type ReviewStatus, type SessionRevisionsTable, type SessionsTable, toFlag } from '../../db/schema.js'
 import { type Owner, ownedBy, ownedRowFinder } from '../../db/scope.js'
 import { newId } from '../../lib/ids.js'
@@ -118,7 +118,9 @@ const overlappingSessions = compiled(
     },
   ) => {
     const candidates = (status: 'open' | 'completed') =>
-      recordOf(db, p, p.operatorId).where('status', '=', statusLiteral(status)).where('id', '!=', p.excludeId)
+      recordOf(db, p, p.operatorId)
+        .where('status', '=', indexedConstant(status))
+        .where('id', '!=', p.excludeId)
     // `check_in_at + 0`: a condition on the open session's check-in that no index can serve, or
     // SQLite reads the operator's whole history through `sessions_operator_check_in` instead of
     // finding the one open session through `sessions_one_open`.
@@ -164,7 +166,7 @@ export async function findOpenSessionsCheckedInBefore(db: Executor, before: numb
   return db
     .selectFrom('sessions')
     .select(['account_id', 'livemode', 'operator_id'])
-    .where('status', '=', 'open')
+    .where('status', '=', indexedConstant('open'))
     .where('deleted_at', 'is', null)
     .where('check_in_at', '<', before)
     .orderBy('check_in_at')
@@ -174,20 +176,10 @@ export async function findOpenSessionsCheckedInBefore(db: Executor, before: numb
 
 export const findSession = ownedRowFinder('sessions', { undeleted: true })
 
-/**
- * A status written into the SQL text rather than bound: SQLite uses a partial index (the open
- * sessions' `sessions_one_open`) only when it can see from the statement that the index's condition
- * holds, which a bound parameter hides. Bound, the open session is looked for among all of the
- * operator's sessions.
- */
-function statusLiteral(status: SessionRow['status']) {
-  return sql.lit(status)
-}
-
 export async function findOpenSession(trx: Trx, auth: AuthContext, operatorId: string) {
   return visible(trx, auth)
     .where('operator_id', '=', operatorId)
-    .where('status', '=', statusLiteral('open'))
+    .where('status', '=', indexedConstant('open'))
     .$if(supportsRowLocks(trx), (q) => q.forUpdate())
     .executeTakeFirst()
 }
@@ -298,7 +290,7 @@ export function filteredSessionsQuery(
       .$if(f.location_id !== undefined, (q) => q.where('location_id', '=', f.location_id ?? ''))
       .$if(f.is_flagged !== undefined, (q) => q.where('is_flagged', '=', toFlag(f.is_flagged ?? false)))
       // A literal: SQLite reads open sessions through their partial index only when it sees `'open'`.
-      .$if(f.status !== undefined, (q) => q.where('status', '=', statusLiteral(f.status ?? 'open')))
+      .$if(f.status !== undefined, (q) => q.where('status', '=', indexedConstant(f.status ?? 'open')))
       .$if(f.checkInFrom !== undefined, (q) => q.where('check_in_at', '>=', f.checkInFrom ?? 0))
       .$if(f.checkInTo !== undefined, (q) => q.where('check_in_at', '<', f.checkInTo ?? 0))
       .$if(f.review_status !== undefined, (q) => q.where('review_status', '=', f.review_status ?? 'pending'))

@@ -2,7 +2,7 @@ import { type Selectable, sql } from 'kysely'
 import type { AuthContext } from '../../core/identity.js'
 import { signalOnCommit } from '../../db/commit-signals.js'
 import type { Db, Executor, Trx } from '../../db/connection.js'
-import { supportsRowLocks } from '../../db/connection.js'
+import { indexedConstant, supportsRowLocks } from '../../db/connection.js'
 import type { WebhookAttemptsTable, WebhookDeliveriesTable, WebhookEndpointsTable } from '../../db/schema.js'
 import { ownedBy } from '../../db/scope.js'
 import { newId } from '../../lib/ids.js'
@@ -240,7 +240,7 @@ export async function claimDueDeliveries(db: Db, claim: ClaimRequest) {
   const due = db
     .selectFrom('webhook_deliveries')
     .select(['id', 'endpoint_id', 'next_attempt_at'])
-    .where('status', '=', 'pending')
+    .where('status', '=', indexedConstant('pending'))
     .where('next_attempt_at', '<=', now)
     .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
     .$if(claim.skipEndpoints.length > 0, (q) => q.where('endpoint_id', 'not in', claim.skipEndpoints))
@@ -292,7 +292,7 @@ export async function releaseDeliveries(db: Db, ids: string[], leasedUntil: numb
     .set({ locked_until: null })
     .where('id', 'in', ids)
     .where('locked_until', '=', leasedUntil)
-    .where('status', '=', 'pending')
+    .where('status', '=', indexedConstant('pending'))
     .execute()
 }
 
@@ -365,7 +365,7 @@ export async function updatePendingDelivery(
     .updateTable('webhook_deliveries')
     .set(changes)
     .where('id', '=', id)
-    .where('status', '=', 'pending')
+    .where('status', '=', indexedConstant('pending'))
     .executeTakeFirst()
   return result.numUpdatedRows > 0n
 }
@@ -396,7 +396,7 @@ export async function failPendingDeliveries(trx: Trx, endpointId: string, now: n
     .updateTable('webhook_deliveries')
     .set({ status: 'failed', next_attempt_at: null, updated_at: now })
     .where('endpoint_id', '=', endpointId)
-    .where('status', '=', 'pending')
+    .where('status', '=', indexedConstant('pending'))
     .execute()
 }
 
@@ -433,7 +433,7 @@ export async function failedDeliveryIds(
     .selectFrom('webhook_deliveries')
     .select('id')
     .where('endpoint_id', '=', endpointId)
-    .where('status', '=', 'failed')
+    .where('status', '=', indexedConstant('failed'))
     .where('id', '>', afterId)
     .where('created_at', '>=', window.from)
     .where('created_at', '<', window.to)
@@ -460,7 +460,7 @@ export async function requeueFailedDeliveries(
     .updateTable('webhook_deliveries')
     .set({ status: 'pending', scheduled_attempts: 0, next_attempt_at: dueAt, updated_at: now })
     .where('id', 'in', ids)
-    .where('status', '=', 'failed')
+    .where('status', '=', indexedConstant('failed'))
     .executeTakeFirst()
   const requeued = Number(result.numUpdatedRows)
   if (requeued > 0) await signalOnCommit(trx, 'webhook_deliveries')
