@@ -17,6 +17,7 @@ import {
   insertAttempts,
   lockEndpoint,
   markDeliveriesSucceeded,
+  releaseDeliveries,
   resetConsecutiveFailures,
   toEndpoint,
   updateDeliveryRow,
@@ -92,25 +93,21 @@ export async function recordFailure(
     ...settings,
     jitter: Math.random(),
   })
-  if (decision.action === 'retry') {
-    await updatePendingDelivery(trx, delivery.id, {
-      scheduled_attempts: attempts,
-      next_attempt_at: decision.at,
-      locked_until: null,
-      updated_at: now,
-    })
-    return undefined
-  }
+  const retry = decision.action === 'retry'
   const stillPending = await updatePendingDelivery(trx, delivery.id, {
-    status: 'failed',
+    ...(retry ? { next_attempt_at: decision.at } : { status: 'failed', next_attempt_at: null }),
     scheduled_attempts: attempts,
-    next_attempt_at: null,
     locked_until: null,
     updated_at: now,
   })
   // A delivery stopped while this attempt was in flight (endpoint disabled or deleted) does not
-  // count against the endpoint again.
-  if (!stillPending) return undefined
+  // count against the endpoint again; it only gives its lease back, so that a recover of it is
+  // sent at once rather than when the lease runs out.
+  if (!stillPending) {
+    if (delivery.locked_until !== null) await releaseDeliveries(trx, [delivery.id], delivery.locked_until)
+    return undefined
+  }
+  if (retry) return undefined
   await countExhaustedDelivery(trx, endpoint.id)
   if (decision.action !== 'disable' || locked === undefined) return undefined
   const reason = `${decision.failures} consecutive deliveries failed`

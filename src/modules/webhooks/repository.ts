@@ -282,17 +282,18 @@ export async function claimDueDeliveries(db: Db, claim: ClaimRequest) {
 }
 
 /**
- * Gives deliveries claimed but never attempted back to any worker (this one is stopping). Only
- * rows still under the given lease: one that ran out may already be another worker's.
+ * Gives up this worker's lease on deliveries: those claimed but never attempted (it is stopping),
+ * or one stopped while its attempt was in flight (a recover must find it claimable at once, not
+ * when the lease runs out). Only rows still under the given lease: one that ran out may already be
+ * another worker's.
  */
-export async function releaseDeliveries(db: Db, ids: string[], leasedUntil: number) {
+export async function releaseDeliveries(db: Executor, ids: string[], leasedUntil: number) {
   if (ids.length === 0) return
   await db
     .updateTable('webhook_deliveries')
     .set({ locked_until: null })
     .where('id', 'in', ids)
     .where('locked_until', '=', leasedUntil)
-    .where('status', '=', indexedConstant('pending'))
     .execute()
 }
 
@@ -389,7 +390,8 @@ export async function lockEndpoint(trx: Trx, id: string): Promise<EndpointRow | 
 /**
  * Stops every pending delivery of an endpoint (auto-disable, disable, delete). The lease stays: a
  * delivery whose attempt is still in flight, if a recover puts it back to pending, is not claimed
- * again before that attempt is recorded (a success then marks it succeeded, never sent twice).
+ * again before that attempt is recorded (a success then marks it succeeded, never sent twice); the
+ * attempt's record gives the lease back.
  */
 export async function failPendingDeliveries(trx: Trx, endpointId: string, now: number) {
   await trx

@@ -5,7 +5,8 @@ import { WebhookReceiver } from '../../helpers/webhook-receiver.js'
 
 /**
  * An endpoint disabled by hand while an attempt to it is in flight: the attempt is still logged, but
- * its outcome neither revives the stopped delivery nor counts against the endpoint.
+ * its outcome neither revives the stopped delivery nor counts against the endpoint, and its lease is
+ * given back, so a recover sends the delivery at once.
  */
 describe('an attempt that finishes after its endpoint was disabled', () => {
   let t: TestApp
@@ -66,5 +67,21 @@ describe('an attempt that finishes after its endpoint was disabled', () => {
     // Nothing more is sent to the disabled endpoint.
     await new Promise((resolve) => setTimeout(resolve, 300))
     expect(receiver.requestsTo(path)).toHaveLength(1)
+
+    // The attempt's record gave its lease back: re-enabled and recovered, the delivery is sent at
+    // once, not when the lease (2 × timeout + 30 s) runs out.
+    const lease = await t.db
+      .selectFrom('webhook_deliveries')
+      .select('locked_until')
+      .where('id', '=', delivery?.id as string)
+      .executeTakeFirstOrThrow()
+    expect(lease.locked_until).toBeNull()
+    receiver.respond(path, { status: 200 })
+    await api.patch(`/v1/webhook-endpoints/${endpoint.body.id}`, { status: 'enabled' })
+    const recovered = await api.post(`/v1/webhook-endpoints/${endpoint.body.id}/recover`, {
+      since: new Date(Date.now() - 60_000).toISOString(),
+    })
+    expect(recovered.body).toMatchObject({ recovered: 1, created: 0 })
+    await receiver.waitForRequests(path, 2, 10_000)
   })
 })
