@@ -49,8 +49,8 @@ import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import autocannon from 'autocannon'
-import pg from 'pg'
 import { type Child, freePort, killAll, run, spawnChild } from '../test/helpers/process.js'
+import { benchSchema } from './postgres-schema.js'
 import { formatSummary, readProfile, summariseProfile } from './profile-summary.js'
 
 type Kind = 'post' | 'get'
@@ -223,31 +223,6 @@ async function startBare(file: string): Promise<Target> {
   }
   await waitUntilServing(target.child, port)
   return target
-}
-
-// ---- PostgreSQL: a schema of our own
-
-async function postgresSchema(): Promise<{ url: string; drop: () => Promise<void> }> {
-  const schema = `bench_http_${randomBytes(4).toString('hex')}`
-  const admin = async (statement: string) => {
-    const client = new pg.Client({ connectionString: POSTGRES_URL })
-    await client.connect()
-    try {
-      await client.query(statement)
-    } finally {
-      await client.end()
-    }
-  }
-  await admin(`create schema ${schema}`)
-  const url = new URL(POSTGRES_URL)
-  url.searchParams.set('options', `-c search_path=${schema}`)
-  return {
-    url: url.toString(),
-    drop: async () => {
-      if (KEEP) log(`kept PostgreSQL schema ${schema}`)
-      else await admin(`drop schema if exists ${schema} cascade`)
-    },
-  }
 }
 
 // ---- set-up through the API
@@ -529,7 +504,10 @@ async function main(): Promise<number> {
   const profileDir = PROFILE
     ? (process.env.BENCH_PROFILE_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), 'attendance-http-profile-')))
     : undefined
-  const postgres = DATABASE === 'postgres' ? await postgresSchema() : undefined
+  const postgres =
+    DATABASE === 'postgres'
+      ? await benchSchema(POSTGRES_URL, `bench_http_${randomBytes(4).toString('hex')}`, { keep: KEEP, log })
+      : undefined
   const targets: Target[] = []
   try {
     targets.push(await startService('service', `sqlite:${path.join(dir, 'service.db')}`))

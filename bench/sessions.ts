@@ -23,7 +23,6 @@ import { performance } from 'node:perf_hooks'
 import type { FastifyInstance } from 'fastify'
 import { type CompiledQuery, sql } from 'kysely'
 
-import pg from 'pg'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { type Db, openDatabase } from '../src/db/connection.js'
@@ -32,6 +31,7 @@ import type { DevicesTable, OperatorsTable, SessionsTable } from '../src/db/sche
 import { newId } from '../src/lib/ids.js'
 import { createKey } from '../src/modules/keys/service.js'
 import { dayTotalsQuery } from '../src/modules/timesheets/repository.js'
+import { benchSchema } from './postgres-schema.js'
 
 const SESSIONS = intEnv('BENCH_SESSIONS', 1_000_000)
 const OPERATORS = intEnv('BENCH_OPERATORS', 1000)
@@ -95,27 +95,8 @@ async function prepareTarget(): Promise<Target> {
   }
   const schema = process.env.BENCH_PG_SCHEMA
   if (!schema) return { url: raw, dialect: 'postgres', cleanup: async () => {} }
-  if (!/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error('BENCH_PG_SCHEMA must be a plain lower-case name')
-  const admin = async (statement: string) => {
-    const client = new pg.Client({ connectionString: raw })
-    await client.connect()
-    try {
-      await client.query(statement)
-    } finally {
-      await client.end()
-    }
-  }
-  await admin(`drop schema if exists ${schema} cascade`)
-  await admin(`create schema ${schema}`)
-  const url = new URL(raw)
-  url.searchParams.set('options', `-c search_path=${schema}`)
-  return {
-    url: url.toString(),
-    dialect: 'postgres',
-    cleanup: async () => {
-      if (!KEEP) await admin(`drop schema if exists ${schema} cascade`)
-    },
-  }
+  const { url, drop } = await benchSchema(raw, schema, { replace: true, keep: KEEP })
+  return { url, dialect: 'postgres', cleanup: drop }
 }
 
 async function insertBatched<T>(db: Db, rows: T[], insert: (db: Db, chunk: T[]) => Promise<unknown>) {

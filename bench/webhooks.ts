@@ -49,13 +49,13 @@ import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { Worker } from 'node:worker_threads'
 import type { FastifyInstance } from 'fastify'
-import pg from 'pg'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { type Db, openDatabase } from '../src/db/connection.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 import { createKey } from '../src/modules/keys/service.js'
 import { WebhookWorker } from '../src/modules/webhooks/worker.js'
+import { benchSchema } from './postgres-schema.js'
 
 const SCENARIOS = (process.env.BENCH_SCENARIOS ?? 'sqlite-inline,postgres-inline,postgres-workers')
   .split(',')
@@ -269,26 +269,11 @@ function sqliteTarget(): Target {
 }
 
 async function postgresTarget(): Promise<Target> {
-  const schema = `bench_webhooks_${randomBytes(4).toString('hex')}`
-  const admin = async (statement: string) => {
-    const client = new pg.Client({ connectionString: POSTGRES_URL })
-    await client.connect()
-    try {
-      await client.query(statement)
-    } finally {
-      await client.end()
-    }
-  }
-  await admin(`create schema ${schema}`)
-  const url = new URL(POSTGRES_URL)
-  url.searchParams.set('options', `-c search_path=${schema}`)
-  return {
-    url: url.toString(),
-    cleanup: async () => {
-      if (KEEP) log(`  kept schema ${schema}`)
-      else await admin(`drop schema if exists ${schema} cascade`)
-    },
-  }
+  const schema = await benchSchema(POSTGRES_URL, `bench_webhooks_${randomBytes(4).toString('hex')}`, {
+    keep: KEEP,
+    log: (line) => log(`  ${line}`),
+  })
+  return { url: schema.url, cleanup: schema.drop }
 }
 
 // ---- separate worker processes
