@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { type CommitWatch, watchCommits } from '../../db/commit-signals.js'
 import { type Db, openConnections, POOL_KEPT } from '../../db/connection.js'
+import { FirstStatistics } from '../../db/statistics.js'
 import { groupBy } from '../../lib/group.js'
 import { Pause } from '../../lib/pause.js'
 import { DISPATCH_BATCH, dispatchEvents } from '../events/relay.js'
@@ -16,7 +17,6 @@ import {
   updateDeliveryRow,
 } from './repository.js'
 import { DeliverySender } from './sender.js'
-import { FirstStatistics } from './statistics.js'
 
 export interface WorkerOptions {
   timeoutMs: number
@@ -151,7 +151,7 @@ export class WebhookWorker {
     this.leaseMs = 2 * options.timeoutMs + 30_000
     this.pollMs = options.pollMs ?? 100
     this.statistics = new FirstStatistics(db, (error) =>
-      log.error({ err: error }, 'could not analyse the outbox tables'),
+      log.error({ err: error }, 'could not analyse tables for their first statistics'),
     )
   }
 

@@ -1,0 +1,102 @@
+import { sql } from 'kysely'
+import { beforeAll, describe, expect, it } from 'vitest'
+import type { AuthContext } from '../../src/core/identity.js'
+import type { Db } from '../../src/db/connection.js'
+import { FirstStatistics } from '../../src/db/statistics.js'
+import { overlappingSessionQuery } from '../../src/modules/sessions/repository.js'
+import { dialect, useMigratedDatabase } from '../helpers/database.js'
+
+// Planner statistics and storage settings exist on PostgreSQL only.
+describe.runIf(dialect === 'postgres')('planner statistics on PostgreSQL', () => {
+  const database = useMigratedDatabase()
+  let db: Db
+  beforeAll(() => {
+    db = database.db
+  })
+
+  async function analyzed() {
+    const { rows } = await sql<{ relname: string; analyzed: boolean }>`
+      select relname, last_analyze is not null or last_autoanalyze is not null as analyzed
+      from pg_stat_user_tables
+      where schemaname = current_schema() and relname in ('events', 'webhook_deliveries', 'sessions')
+      order by relname`.execute(db)
+    return Object.fromEntries(rows.map((r) => [r.relname, r.analyzed]))
+  }
+
+  /** Runs checks as the worker does, each on a clock 5 s later, until `table` is analysed (15 s at most). */
+  async function checkUntilAnalyzed(statistics: FirstStatistics, table: string) {
+    // The row counts reach the statistics functions within about a second of the commit.
+    let now = Date.now()
+    const deadline = now + 15_000
+    while (!(await analyzed())[table] && Date.now() < deadline) {
+      now += 5_000
+      statistics.ensure(now)
+      await statistics.settled()
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
+
+  it('are vacuumed and analysed after a fiftieth changes, and delivery pages keep room for leases', async () => {
+    const { rows } = await sql<{ relname: string; reloptions: string[] }>`
+      select relname, reloptions from pg_class
+      where relnamespace = current_schema()::regnamespace and relname in ('events', 'webhook_deliveries')
+      order by relname`.execute(db)
+    const frequent = [
+      'autovacuum_vacuum_scale_factor=0.02',
+      'autovacuum_vacuum_insert_scale_factor=0.02',
+      'autovacuum_analyze_scale_factor=0.02',
+    ]
+    expect(rows).toEqual([
+      { relname: 'events', reloptions: frequent },
+      { relname: 'webhook_deliveries', reloptions: ['fillfactor=80', ...frequent] },
+    ])
+  })
+
+  it('outbox tables get their first statistics from the worker once a table has 1,000 rows, not before', async () => {
+    const errors: unknown[] = []
+    const statistics = new FirstStatistics(db, (error) => errors.push(error))
+    await sql`
+      insert into events (id, account_id, livemode, type, created_at, payload)
+      select 'evt_' || lpad(i::text, 26, '0'), 'acct_stats', 0, 'operator.created', i, '{}'
+      from generate_series(1, 1500) as i`.execute(db)
+    expect(await analyzed()).toEqual({ events: false, sessions: false, webhook_deliveries: false })
+
+    await checkUntilAnalyzed(statistics, 'events')
+    expect(await analyzed()).toEqual({ events: true, sessions: false, webhook_deliveries: false })
+    expect(errors).toEqual([])
+  })
+
+  it('sessions get theirs too, and the overlap check of a create then reads only the operator range', async () => {
+    const errors: unknown[] = []
+    const statistics = new FirstStatistics(db, (error) => errors.push(error))
+    // 40 operators with 100 back-to-back 8-hour sessions each, 10 hours apart.
+    await sql`
+      insert into sessions (id, account_id, livemode, operator_id, operator_ident, device_code,
+        check_in_at, check_out_at, break_minutes, is_flagged, source, status, created_at, updated_at,
+        work_date, review_status)
+      select 'ses_' || lpad(i::text, 26, '0'), 'acct_stats', 0, 'op_' || (i % 40), 'OP-' || (i % 40),
+        'DEV-1', (i / 40)::bigint * 36000000, (i / 40)::bigint * 36000000 + 28800000, 0, 1, 'api', 'completed', i, i,
+        '2026-01-01', 'pending'
+      from generate_series(0, 3999) as i`.execute(db)
+
+    await checkUntilAnalyzed(statistics, 'sessions')
+    expect((await analyzed()).sessions).toBe(true)
+    expect(errors).toEqual([])
+
+    const auth: AuthContext = { keyId: 'key_stats', accountId: 'acct_stats', livemode: false }
+    const query = overlappingSessionQuery(db, auth, {
+      operatorId: 'op_7',
+      start: 50 * 36000000 + 30000000,
+      end: 50 * 36000000 + 34000000,
+      closedShiftMs: 16 * 3600000,
+      longestSessionMs: 72 * 3600000,
+    })
+    const { rows } = await db.executeQuery<{ 'QUERY PLAN': string }>({
+      ...query,
+      sql: `explain ${query.sql}`,
+    })
+    const plan = rows.map((row) => row['QUERY PLAN']).join('\n')
+    expect(plan).toMatch(/Index Scan using sessions_operator_check_in/)
+    expect(plan).toMatch(/Index Cond: .*operator_id = .*check_in_at </)
+  })
+})
