@@ -176,9 +176,15 @@ describe.runIf(chromiumAvailable())('review and timesheets in the console', () =
 
   it('shows the timesheet per operator and day with totals, pending and rejected apart', async () => {
     await page.getByRole('link', { name: 'Timesheets' }).click()
+    // The page first loads the current month: let that finish, so that what is read below is the
+    // answer to the button (the table is emptied while a new query loads).
+    await page.getByText(/^\d+ rows shown/).waitFor()
     await page.getByLabel('From', { exact: true }).fill('2026-11-01')
     await page.getByLabel('To', { exact: true }).fill('2026-11-30')
-    await page.getByRole('button', { name: 'Show timesheet', exact: true }).click()
+    await Promise.all([
+      page.waitForResponse((response) => /\/v1\/timesheets\?.*from=2026-11-01/.test(response.url())),
+      page.getByRole('button', { name: 'Show timesheet', exact: true }).click(),
+    ])
     await page.getByRole('row', { name: /W-001.*2026-11-05/ }).waitFor()
     const rows = await page.getByRole('row', { name: /W-00\d|Total/ }).allInnerTexts()
     expect(rows.map((text) => text.replace(/\s+/g, ' ').trim())).toEqual([
