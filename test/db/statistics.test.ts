@@ -4,6 +4,7 @@ import type { AuthContext } from '../../src/core/identity.js'
 import type { Db } from '../../src/db/connection.js'
 import { FirstStatistics } from '../../src/db/statistics.js'
 import { overlappingSessionQuery } from '../../src/modules/sessions/repository.js'
+import { buildTestApp } from '../helpers/app.js'
 import { dialect, useMigratedDatabase } from '../helpers/database.js'
 
 // Planner statistics and storage settings exist on PostgreSQL only.
@@ -14,13 +15,25 @@ describe.runIf(dialect === 'postgres')('planner statistics on PostgreSQL', () =>
     db = database.db
   })
 
-  async function analyzed() {
+  async function analyzed(database: Db = db) {
     const { rows } = await sql<{ relname: string; analyzed: boolean }>`
       select relname, last_analyze is not null or last_autoanalyze is not null as analyzed
       from pg_stat_user_tables
       where schemaname = current_schema() and relname in ('events', 'webhook_deliveries', 'sessions')
-      order by relname`.execute(db)
+      order by relname`.execute(database)
     return Object.fromEntries(rows.map((r) => [r.relname, r.analyzed]))
+  }
+
+  /** 40 operators with 100 back-to-back 8-hour sessions each, 10 hours apart: 4,000 sessions. */
+  async function insertSessions(database: Db) {
+    await sql`
+      insert into sessions (id, account_id, livemode, operator_id, operator_ident, device_code,
+        check_in_at, check_out_at, break_minutes, is_flagged, source, status, created_at, updated_at,
+        work_date, review_status)
+      select 'ses_' || lpad(i::text, 26, '0'), 'acct_stats', 0, 'op_' || (i % 40), 'OP-' || (i % 40),
+        'DEV-1', (i / 40)::bigint * 36000000, (i / 40)::bigint * 36000000 + 28800000, 0, 1, 'api', 'completed', i, i,
+        '2026-01-01', 'pending'
+      from generate_series(0, 3999) as i`.execute(database)
   }
 
   /** Runs checks as the worker does, each on a clock 5 s later, until `table` is analysed (15 s at most). */
@@ -69,15 +82,7 @@ describe.runIf(dialect === 'postgres')('planner statistics on PostgreSQL', () =>
   it('sessions get theirs too, and the overlap check of a create then reads only the operator range', async () => {
     const errors: unknown[] = []
     const statistics = new FirstStatistics(db, (error) => errors.push(error))
-    // 40 operators with 100 back-to-back 8-hour sessions each, 10 hours apart.
-    await sql`
-      insert into sessions (id, account_id, livemode, operator_id, operator_ident, device_code,
-        check_in_at, check_out_at, break_minutes, is_flagged, source, status, created_at, updated_at,
-        work_date, review_status)
-      select 'ses_' || lpad(i::text, 26, '0'), 'acct_stats', 0, 'op_' || (i % 40), 'OP-' || (i % 40),
-        'DEV-1', (i / 40)::bigint * 36000000, (i / 40)::bigint * 36000000 + 28800000, 0, 1, 'api', 'completed', i, i,
-        '2026-01-01', 'pending'
-      from generate_series(0, 3999) as i`.execute(db)
+    await insertSessions(db)
 
     await checkUntilAnalyzed(statistics, 'sessions')
     expect((await analyzed()).sessions).toBe(true)
@@ -98,5 +103,19 @@ describe.runIf(dialect === 'postgres')('planner statistics on PostgreSQL', () =>
     const plan = rows.map((row) => row['QUERY PLAN']).join('\n')
     expect(plan).toMatch(/Index Scan using sessions_operator_check_in/)
     expect(plan).toMatch(/Index Cond: .*operator_id = .*check_in_at </)
+  })
+
+  it('are analysed by the inline webhook worker of a running service, with no request needed', async () => {
+    const t = await buildTestApp({ worker: 'inline' })
+    try {
+      await insertSessions(t.db)
+      const deadline = Date.now() + 15_000
+      while (!(await analyzed(t.db)).sessions && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 200))
+      }
+      expect((await analyzed(t.db)).sessions).toBe(true)
+    } finally {
+      await t.close()
+    }
   })
 })
