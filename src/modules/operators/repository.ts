@@ -61,11 +61,6 @@ export function findOperatorsBy(
  * lock the same operators never wait on each other in a cycle; returns them read under the lock.
  */
 export async function lockOperatorRows(trx: Trx, auth: AuthContext, ids: readonly string[]) {
-  // One operator (every create and scan): the compiled look-up.
-  if (ids.length === 1 && ids[0] !== undefined) {
-    const row = await findOperator(trx, auth, ids[0], true)
-    return row ? [row] : []
-  }
   return owned(trx, auth)
     .where('id', 'in', ids)
     .orderBy('id')
