@@ -66,8 +66,8 @@ function sqliteDialect(url: string, options: OpenOptions): ServiceSqliteDialect 
   sqlite.pragma('journal_size_limit = 134217728')
   // Savepoint and statement journals in memory, not in temporary files. Group commit runs every
   // transaction in a savepoint of the group's one transaction, and a savepoint journals the
-  // original of each page it changes that the group had already changed: some 50 pages a create,
-  // which SQLite spills to a temporary file past 64 KiB. Measured on a create's own statements
+  // original of each page it changes that existed when it began: some 50 pages a create, which
+  // SQLite spills to a temporary file past 64 KiB. Measured on a create's own statements
   // (docs/performance.md): 351 → 195 µs of CPU a create, a third of the system calls. The journal
   // of a savepoint is only needed to roll that savepoint back; what is committed is in the WAL,
   // so durability is unchanged. It is at most a group's worth of pages (a few MB).
