@@ -38,8 +38,9 @@ export default defineConfig(async () => {
       testTimeout: 30_000,
       // Test files of a worker share its module cache instead of importing Fastify, Kysely and src/
       // again each: importing was 438 s of the run's time (summed over files) and is 63 s so. The
-      // whole suite on 2 cores went from 687–732 s to 490 s. Nothing in src/ or test/helpers keeps
-      // state that one file could leave for the next (no env changes, no mocks, no global stubs).
+      // whole suite on 2 cores went from 687–732 s to 490 s. What src/ and test/helpers keep between
+      // files is caches of derived values (formatters, random bytes); no file changes the
+      // environment, mocks a module or stubs a global.
       isolate: false,
       hookTimeout: 30_000,
       globalSetup: dialect === 'postgres' ? ['./test/helpers/postgres-run.ts'] : [],

@@ -1,4 +1,4 @@
-import pg from 'pg'
+import { onServer } from '../test/helpers/postgres-run.js'
 
 export interface BenchSchema {
   /** `baseUrl` with the schema as its `search_path`. */
@@ -18,15 +18,7 @@ export async function benchSchema(
 ): Promise<BenchSchema> {
   if (!/^[a-z_][a-z0-9_]*$/.test(name))
     throw new Error(`schema name must be a plain lower-case name: ${name}`)
-  const admin = async (statement: string) => {
-    const client = new pg.Client({ connectionString: baseUrl })
-    await client.connect()
-    try {
-      await client.query(statement)
-    } finally {
-      await client.end()
-    }
-  }
+  const admin = (statement: string) => onServer(baseUrl, statement)
   if (options.replace) await admin(`drop schema if exists ${name} cascade`)
   await admin(`create schema ${name}`)
   const url = new URL(baseUrl)

@@ -30,7 +30,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   return () => onServer(server, `drop database if exists ${name} with (force)`)
 }
 
-async function onServer(url: string, statement: string): Promise<void> {
+/** Runs one statement on a connection of its own (database and schema management). */
+export async function onServer(url: string, statement: string): Promise<void> {
   const client = new pg.Client({ connectionString: url })
   await client.connect()
   try {
