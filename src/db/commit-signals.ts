@@ -8,6 +8,7 @@ import {
 } from 'kysely'
 import type { Db, Trx } from './connection.js'
 import type { Database } from './schema.js'
+import { connectionOf } from './transaction-connection.js'
 
 /**
  * Commit signals: "rows of table T were committed", a hint to whoever waits for such rows (the
@@ -39,11 +40,10 @@ const pending = new WeakMap<DatabaseConnection, Set<SignalledTable>>()
 /** Signals `table` once the transaction `trx` commits (once however often it is called). */
 export async function signalOnCommit(trx: Trx, table: SignalledTable): Promise<void> {
   // No statement: the transaction's own connection is where the driver will look at commit.
-  await trx.getExecutor().provideConnection(async (connection) => {
-    const tables = pending.get(connection)
-    if (tables) tables.add(table)
-    else pending.set(connection, new Set([table]))
-  })
+  const connection = await connectionOf(trx)
+  const tables = pending.get(connection)
+  if (tables) tables.add(table)
+  else pending.set(connection, new Set([table]))
 }
 
 export interface SignalLog {

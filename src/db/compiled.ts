@@ -10,8 +10,10 @@ import {
   SqliteAdapter,
   ValueNode,
 } from 'kysely'
-import type { Executor } from './connection.js'
+import type { Executor, Trx } from './connection.js'
 import type { Database } from './schema.js'
+import { Lease } from './sqlite-driver.js'
+import { connectionOf } from './transaction-connection.js'
 
 /**
  * Queries on the hot paths, built with Kysely once and run many times.
@@ -122,7 +124,16 @@ export function compiled<P extends object, R>(
     })
     return { sql, query, parameters, queryId: createQueryId() }
   }
-  const run = async (db: Executor, params: P): Promise<QueryResult<R>> => db.executeQuery(compile(db, params))
+  const run = async (db: Executor, params: P): Promise<QueryResult<R>> => {
+    const query = compile(db, params)
+    // In a SQLite transaction, straight to the connection: the statement is the same, and the
+    // connection itself refuses to run once its transaction is over (see `Lease`).
+    if (db.isTransaction && db.getExecutor().plugins.length === 0) {
+      const connection = await connectionOf(db as Trx)
+      if (connection instanceof Lease) return connection.executeQuery(query)
+    }
+    return db.executeQuery(query)
+  }
 
   return {
     run,

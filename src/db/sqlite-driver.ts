@@ -92,7 +92,7 @@ export interface ServiceSqliteDialectConfig {
    * Checkpoints in the background (see checkpointer.ts) instead of in the COMMIT that fills the
    * WAL; for a database file in WAL mode. The driver turns automatic checkpoints off.
    */
-  checkpoint?: Omit<CheckpointerOptions, 'finishOnMainThread'>
+  checkpoint?: Omit<CheckpointerOptions, 'holdWrites'>
   /**
    * Group commit: a transaction's COMMIT is put off to the event loop's next turn, so that the
    * transactions of the requests that arrived meanwhile join the same real transaction, each in a
@@ -182,22 +182,19 @@ export class ServiceSqliteDriver implements Driver {
     const checkpoint = this.config.checkpoint
     if (checkpoint) {
       this.config.database.pragma('wal_autocheckpoint = 0')
-      this.checkpointer = new Checkpointer({
-        ...checkpoint,
-        finishOnMainThread: () =>
-          this.exclusive(() => {
-            this.connection.statements.get('PRAGMA wal_checkpoint(PASSIVE)').get()
-          }),
-      })
+      this.checkpointer = new Checkpointer({ ...checkpoint, holdWrites: (fn) => this.exclusive(fn) })
     }
   }
 
-  /** Runs `fn` on the connection between two callers' uses of it (no transaction is open). */
-  async exclusive(fn: () => void): Promise<void> {
+  /**
+   * Runs `fn` between two callers' uses of the connection (no transaction is open); nobody else
+   * gets the connection until it settles.
+   */
+  async exclusive(fn: () => void | Promise<void>): Promise<void> {
     await this.mutex.lock()
     try {
       this.commitGroup()
-      fn()
+      await fn()
     } finally {
       this.mutex.unlock()
     }
@@ -377,8 +374,12 @@ export class ServiceSqliteDriver implements Driver {
   }
 }
 
-/** One acquisition of the connection: what Kysely holds between acquiring and releasing it. */
-class Lease implements DatabaseConnection {
+/**
+ * One acquisition of the connection: what Kysely holds between acquiring and releasing it. It
+ * refuses to run anything once released, so a caller holding it past its transaction (see
+ * transaction-connection.ts) fails instead of writing outside that transaction.
+ */
+export class Lease implements DatabaseConnection {
   inTransaction = false
   released = false
 

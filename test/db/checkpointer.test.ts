@@ -91,9 +91,17 @@ describe.skipIf(dialect !== 'sqlite')('background checkpoints (SQLite)', () => {
     await db.destroy()
   })
 
-  it('keeps the WAL bounded under writes that never pause', async () => {
+  it('keeps the WAL bounded under writes that never pause, the checkpoints all in the thread', async () => {
     const file = tempFile()
-    const { db, stats } = await open(file, { intervalMs: 10, restartPages: 64 })
+    const { db, sqlite, stats } = await open(file, { intervalMs: 10, restartPages: 64 })
+    // What the service's own connection prepares: the finish must not be one of them (it holds
+    // the connection's writes while the thread checkpoints, and runs nothing on it).
+    const prepared: string[] = []
+    const prepare = sqlite.prepare.bind(sqlite)
+    sqlite.prepare = ((source: string) => {
+      prepared.push(source)
+      return prepare(source)
+    }) as typeof sqlite.prepare
     let maxPages = 0
     const until = Date.now() + 1500
     let id = 0
@@ -110,6 +118,8 @@ describe.skipIf(dialect !== 'sqlite')('background checkpoints (SQLite)', () => {
       if (id % 50 === 0) await new Promise((resolve) => setImmediate(resolve))
     }
     expect(stats().finishes).toBeGreaterThan(0)
+    expect(prepared.length).toBeGreaterThan(0)
+    expect(prepared.filter((source) => /checkpoint/i.test(source))).toEqual([])
     // Far below what 1.5 s of writes fill without restarts (thousands of pages).
     expect(maxPages).toBeLessThan(2000)
     const rows = await db.selectFrom('items').select(sql<number>`count(*)`.as('n')).executeTakeFirst()

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest'
 import { compiled } from '../../src/db/compiled.js'
-import type { Db } from '../../src/db/connection.js'
+import type { Db, Trx } from '../../src/db/connection.js'
 import { dialect, useMigratedDatabase } from '../helpers/database.js'
 
 /** compiled(): built once per dialect, run with new parameters, on the database under test. */
@@ -84,6 +84,26 @@ describe('compiled queries', () => {
       }),
     ).rejects.toThrow('roll back')
     expect(await byIdent.first(db, { ident: 'C-1' })).toMatchObject({ name: 'uneven' })
+  })
+
+  it('runs in a savepoint of a transaction, and refuses a transaction that is over', async () => {
+    let ended: Trx | undefined
+    await db.transaction().execute(async (trx) => {
+      await rename.run(trx, { from: 'uneven', to: 'kept' })
+      ended = trx
+    })
+    const controlled = await db.startTransaction().execute()
+    const inner = await controlled.savepoint('inner').execute()
+    await rename.run(inner, { from: 'kept', to: 'undone' })
+    expect(await byIdent.first(inner, { ident: 'C-1' })).toMatchObject({ name: 'undone' })
+    await inner.rollbackToSavepoint('inner').execute()
+    expect(await byIdent.first(controlled, { ident: 'C-1' })).toMatchObject({ name: 'kept' })
+    await controlled.commit().execute()
+    // A transaction kept past its end (a bug in a caller) must not write outside it.
+    if (!ended) throw new Error('the transaction did not run')
+    await expect(rename.run(ended, { from: 'kept', to: 'stray' })).rejects.toThrow()
+    await expect(rename.run(controlled, { from: 'kept', to: 'stray' })).rejects.toThrow()
+    expect(await byIdent.first(db, { ident: 'C-1' })).toMatchObject({ name: 'kept' })
   })
 
   // SQLite prepares a statement again at every run when its LIMIT is bound (sqlite-driver.ts).
