@@ -44,9 +44,23 @@ export interface CompiledStatement<P, R> {
   compile(db: Executor, params: P): CompiledQuery<R>
 }
 
+/** A stand-in for a parameter: a field of `P`, or with `row`, a field of the row `P[row]`. */
 class Parameter {
-  constructor(readonly name: string) {}
+  constructor(
+    readonly name: string,
+    readonly row?: number,
+  ) {}
 }
+
+/** The stand-ins of row `row` of parameters that are a list of rows (a multi-row INSERT). */
+function rowStandIns(row: number): Record<string, Parameter> {
+  return new Proxy({} as Record<string, Parameter>, {
+    get: (_target, name) => (typeof name === 'string' ? new Parameter(name, row) : undefined),
+  })
+}
+
+/** A property name that is a row's index: parameters given as a list of rows. */
+const ROW_INDEX = /^\d+$/
 
 /** Limits remembered per query on SQLite; a limit beyond them is built again at each run. */
 const MAX_LIMIT_VARIANTS = 512
@@ -63,8 +77,8 @@ function limitParameter(node: RootOperationNode): string | undefined {
 interface Template {
   sql: string
   query: RootOperationNode
-  /** Per parameter of the SQL: the name of a `P` field, or a constant the builder wrote. */
-  slots: Array<{ name: string } | { value: unknown }>
+  /** Per parameter of the SQL: a field of `P` (of one of its rows), or a constant the builder wrote. */
+  slots: Array<{ name: string; row?: number } | { value: unknown }>
 }
 
 export function compiled<P extends object, R>(
@@ -80,14 +94,18 @@ export function compiled<P extends object, R>(
     const standIns = new Proxy({} as P, {
       get: (_target, name) => {
         if (typeof name !== 'string') return undefined
-        return name === literal?.name ? literal.value : new Parameter(name)
+        if (name === literal?.name) return literal.value
+        // `P` a list of rows: `p[0].id` is the field `id` of the first row.
+        return ROW_INDEX.test(name) ? rowStandIns(Number(name)) : new Parameter(name)
       },
     })
     const query = build(db, standIns).compile()
     return {
       sql: query.sql,
       query: query.query,
-      slots: query.parameters.map((value) => (value instanceof Parameter ? { name: value.name } : { value })),
+      slots: query.parameters.map((value) =>
+        value instanceof Parameter ? { name: value.name, row: value.row } : { value },
+      ),
     }
   }
 
@@ -117,9 +135,15 @@ export function compiled<P extends object, R>(
     const { sql, query, slots } = template(db, params)
     const parameters = slots.map((slot) => {
       if (!('name' in slot)) return slot.value
-      const value = (params as Record<string, unknown>)[slot.name]
+      const fields = (slot.row === undefined ? params : (params as unknown[])[slot.row]) as
+        | Record<string, unknown>
+        | undefined
+      const value = fields?.[slot.name]
       // Kysely leaves out a column whose value is undefined; here the SQL is fixed, so refuse it.
-      if (value === undefined) throw new Error(`compiled query: parameter ${slot.name} is undefined`)
+      if (value === undefined) {
+        const name = slot.row === undefined ? slot.name : `${slot.row}.${slot.name}`
+        throw new Error(`compiled query: parameter ${name} is undefined`)
+      }
       return value
     })
     return { sql, query, parameters, queryId: createQueryId() }
@@ -143,21 +167,65 @@ export function compiled<P extends object, R>(
   }
 }
 
+/** Every column of a table, named (the type requires each). */
+type AllColumns<T extends keyof Database> = { [C in keyof Database[T]]-?: true }
+
 /**
  * The INSERT of one whole row of `table`, compiled once: for rows written on hot paths. `columns`
- * names every column of the table (the type requires each), as a stand-in row has no keys for
- * `values(row)` to read.
+ * names every column of the table, as a stand-in row has no keys for `values(row)` to read.
  */
 export function compiledInsert<T extends keyof Database>(
   table: T,
-  columns: { [C in keyof Database[T]]-?: true },
+  columns: AllColumns<T>,
 ): CompiledStatement<Selectable<Database[T]>, never> {
+  const rows = compiledInsertRows(table, columns, 1)
+  const one = (row: Selectable<Database[T]>) => [row]
+  return {
+    run: (db, row) => rows.run(db, one(row)),
+    rows: (db, row) => rows.rows(db, one(row)),
+    first: (db, row) => rows.first(db, one(row)),
+    compile: (db, row) => rows.compile(db, one(row)),
+  }
+}
+
+/**
+ * The INSERT of `count` whole rows of `table` in one statement (one round trip on PostgreSQL),
+ * compiled once; it takes exactly `count` rows.
+ */
+export function compiledInsertRows<T extends keyof Database>(
+  table: T,
+  columns: AllColumns<T>,
+  count: number,
+): CompiledStatement<ReadonlyArray<Selectable<Database[T]>>, never> {
   const names = Object.keys(columns)
-  return compiled((kysely, row: Selectable<Database[T]>) => {
+  const statement = compiled((kysely, rows: ReadonlyArray<Selectable<Database[T]>>) => {
     // Kysely types `values` by the table's columns, which a table chosen by a type parameter does
     // not pin down; the names come from that table's own type.
     const db = kysely as unknown as Kysely<Record<string, Record<string, unknown>>>
-    const values = Object.fromEntries(names.map((name) => [name, (row as Record<string, unknown>)[name]]))
+    const values = Array.from({ length: count }, (_, i) =>
+      Object.fromEntries(names.map((name) => [name, (rows[i] as Record<string, unknown>)[name]])),
+    )
     return db.insertInto(table as string).values(values) as unknown as Compilable<never>
   })
+  const checked = (rows: ReadonlyArray<unknown>) => {
+    if (rows.length !== count) throw new Error(`compiled insert: ${rows.length} rows given for ${count}`)
+  }
+  return {
+    run: async (db, rows) => {
+      checked(rows)
+      return statement.run(db, rows)
+    },
+    rows: async (db, rows) => {
+      checked(rows)
+      return statement.rows(db, rows)
+    },
+    first: async (db, rows) => {
+      checked(rows)
+      return statement.first(db, rows)
+    },
+    compile: (db, rows) => {
+      checked(rows)
+      return statement.compile(db, rows)
+    },
+  }
 }

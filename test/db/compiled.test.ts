@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest'
-import { compiled } from '../../src/db/compiled.js'
+import { compiled, compiledInsertRows } from '../../src/db/compiled.js'
 import type { Db, Trx } from '../../src/db/connection.js'
 import { dialect, useMigratedDatabase } from '../helpers/database.js'
 
@@ -124,6 +124,52 @@ describe('compiled queries', () => {
     for (const take of [1, 3, 1, 5]) {
       expect(await page.rows(db, { before: '~', take })).toHaveLength(take)
     }
+  })
+
+  it('inserts a list of rows in one statement, and takes exactly as many as it was built for', async () => {
+    const columns = {
+      id: true,
+      account_id: true,
+      livemode: true,
+      ident: true,
+      name: true,
+      employee_id: true,
+      is_active: true,
+      created_at: true,
+      updated_at: true,
+    } as const
+    const insertThree = compiledInsertRows('operators', columns, 3)
+    const row = (n: number) => ({
+      id: `op_r${n}`,
+      account_id: 'acct_compiled',
+      livemode: 0 as const,
+      ident: `R-${n}`,
+      name: null,
+      employee_id: `E-${n}`,
+      is_active: 1 as const,
+      created_at: n,
+      updated_at: n,
+    })
+    const query = insertThree.compile(db, [row(1), row(2), row(3)])
+    expect(query.parameters).toHaveLength(27)
+    expect(query.parameters.slice(9, 18)).toEqual(Object.values(row(2)))
+    const result = await insertThree.run(db, [row(1), row(2), row(3)])
+    expect(result.numAffectedRows).toBe(3n)
+    for (const n of [1, 2, 3]) {
+      expect(await byIdent.first(db, { ident: `R-${n}` })).toEqual({
+        id: `op_r${n}`,
+        ident: `R-${n}`,
+        name: null,
+        is_active: 1,
+      })
+    }
+    await expect(insertThree.run(db, [row(4), row(5)])).rejects.toThrow(/2 rows given for 3/)
+    const missing = { ...row(8), employee_id: undefined } as unknown as ReturnType<typeof row>
+    await expect(insertThree.run(db, [row(6), row(7), missing])).rejects.toThrow(
+      /parameter 2\.employee_id is undefined/,
+    )
+    expect(await byIdent.first(db, { ident: 'R-4' })).toBeUndefined()
+    expect(await byIdent.first(db, { ident: 'R-6' })).toBeUndefined()
   })
 
   it('refuses an undefined parameter instead of running other SQL', async () => {

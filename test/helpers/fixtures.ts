@@ -31,6 +31,9 @@ export async function eventsOf(
     .execute()
   return rows.map((row) => {
     const envelope = JSON.parse(row.payload) as EventEnvelope
+    // The stored bytes (what a delivery signs) are the envelope's JSON, its keys in this order.
+    expect(Object.keys(envelope)).toEqual(ENVELOPE_KEYS)
+    expect(row.payload).toBe(JSON.stringify(envelope))
     expect(row.id).toBe(envelope.id)
     expect(row.type).toBe(envelope.type)
     expect(row.livemode).toBe(envelope.livemode ? 1 : 0)
@@ -38,6 +41,8 @@ export async function eventsOf(
     return envelope
   })
 }
+
+const ENVELOPE_KEYS = ['object', 'id', 'type', 'api_version', 'livemode', 'created', 'data']
 
 /** The types of `eventsOf`, oldest first. */
 export async function eventTypes(t: TestApp, accountId: string, livemode?: boolean) {

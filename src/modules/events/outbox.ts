@@ -1,6 +1,6 @@
 import type { AuthContext } from '../../core/identity.js'
 import { signalOnCommit } from '../../db/commit-signals.js'
-import { compiled } from '../../db/compiled.js'
+import { compiledInsertRows } from '../../db/compiled.js'
 import type { Trx } from '../../db/connection.js'
 import { toFlag } from '../../db/schema.js'
 import { newId } from '../../lib/ids.js'
@@ -42,51 +42,79 @@ export async function recordEvent(
   object: { object: string; id: string },
   options: EventOptions = {},
 ): Promise<EventEnvelope> {
-  const now = Date.now()
-  const { previousAttributes } = options
-  const envelope: EventEnvelope = {
-    object: 'event',
-    id: newId('evt'),
-    type,
-    api_version: API_VERSION,
-    livemode: auth.livemode,
-    created: toIso(now),
-    data: { object, ...(previousAttributes ? { previous_attributes: previousAttributes } : {}) },
-  }
-  await insertEvent.run(trx, {
-    id: envelope.id,
-    accountId: auth.accountId,
-    livemode: toFlag(auth.livemode),
-    type,
-    now,
-    payload: JSON.stringify(envelope),
-    dispatchedAt: options.dispatched ? now : null,
-  })
-  if (!options.dispatched) await signalOnCommit(trx, 'events')
-  return envelope
+  const [envelope] = await recordEvents(trx, auth, [type], object, options)
+  return envelope as EventEnvelope
 }
 
-/** Two or more of these in every create: compiled once (db/compiled.ts). */
-const insertEvent = compiled(
-  (
-    db,
-    p: {
-      id: string
-      accountId: string
-      livemode: 0 | 1
-      type: string
-      now: number
-      payload: string
-      dispatchedAt: number | null
-    },
-  ) =>
-    db.insertInto('events').values({
-      id: p.id,
-      account_id: p.accountId,
-      livemode: p.livemode,
-      type: p.type,
-      created_at: p.now,
-      payload: p.payload,
-      dispatched_at: p.dispatchedAt,
-    }),
-)
+/**
+ * Several events about one object (a session created through the API is both completed and
+ * flagged), as `recordEvent` writes each, in the order given: one INSERT of all their rows (one
+ * round trip on PostgreSQL), and the object serialised once for all their payloads.
+ */
+export async function recordEvents(
+  trx: Trx,
+  auth: AuthContext,
+  types: ReadonlyArray<EventType | typeof TEST_EVENT_TYPE>,
+  object: { object: string; id: string },
+  options: EventOptions = {},
+): Promise<EventEnvelope[]> {
+  const now = Date.now()
+  const created = toIso(now)
+  const data = { object, ...(options.previousAttributes ? { previous_attributes: options.previousAttributes } : {}) }
+  // What follows `"data":` in every payload: the same for each event of the call.
+  const dataJson = JSON.stringify(data)
+  const envelopes: EventEnvelope[] = []
+  const rows = types.map((type) => {
+    const envelope: EventEnvelope = {
+      object: 'event',
+      id: newId('evt'),
+      type,
+      api_version: API_VERSION,
+      livemode: auth.livemode,
+      created,
+      data,
+    }
+    envelopes.push(envelope)
+    return {
+      id: envelope.id,
+      account_id: auth.accountId,
+      livemode: toFlag(auth.livemode),
+      type,
+      created_at: now,
+      payload: envelopeJson(envelope, dataJson),
+      dispatched_at: options.dispatched ? now : null,
+    }
+  })
+  await insertEventRows(rows.length).run(trx, rows)
+  if (!options.dispatched) await signalOnCommit(trx, 'events')
+  return envelopes
+}
+
+/** `JSON.stringify(envelope)`, with its `data` already serialised. */
+function envelopeJson(envelope: EventEnvelope, dataJson: string): string {
+  const { data: _data, ...head } = envelope
+  const headJson = JSON.stringify(head)
+  return `${headJson.slice(0, -1)},"data":${dataJson}}`
+}
+
+const EVENT_COLUMNS = {
+  id: true,
+  account_id: true,
+  livemode: true,
+  type: true,
+  created_at: true,
+  payload: true,
+  dispatched_at: true,
+} as const
+
+/** The INSERT of n events, compiled once per n (db/compiled.ts): every create writes two. */
+const insertsByCount = new Map<number, ReturnType<typeof compiledInsertRows<'events'>>>()
+
+function insertEventRows(count: number) {
+  let insert = insertsByCount.get(count)
+  if (!insert) {
+    insert = compiledInsertRows('events', EVENT_COLUMNS, count)
+    insertsByCount.set(count, insert)
+  }
+  return insert
+}

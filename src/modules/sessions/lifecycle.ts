@@ -7,7 +7,7 @@ import { changedFields } from '../../lib/changes.js'
 import { calendarDate } from '../../lib/dates.js'
 import type { DeviceRow } from '../devices/repository.js'
 import { resolveDevice } from '../devices/service.js'
-import { recordEvent } from '../events/outbox.js'
+import { recordEvent, recordEvents } from '../events/outbox.js'
 import { findLocation } from '../locations/repository.js'
 import { resolveLocation } from '../locations/service.js'
 import { lockOperatorRows, type OperatorRow } from '../operators/repository.js'
@@ -248,8 +248,7 @@ export async function createSession(trx: Trx, auth: AuthContext, input: CreateSe
   await refuseOverlap(trx, auth, fields)
   await assertWorkDatesOpen(trx, auth, null, fields.work_date)
   const session = await startSession(trx, auth, fields, 'created')
-  await recordEvent(trx, auth, 'session.completed', session)
-  await recordEvent(trx, auth, 'session.flagged', session)
+  await recordEvents(trx, auth, ['session.completed', 'session.flagged'], session)
   return session
 }
 

@@ -76,6 +76,9 @@ describe('sessions over HTTP', () => {
         expect(event.livemode).toBe(false)
         expect(event.data.previous_attributes).toBeUndefined()
       }
+      // Written together (one INSERT): two events, each its own id, at the same instant.
+      expect(new Set(events.map((e) => e.id)).size).toBe(2)
+      expect(events[0]?.created).toBe(events[1]?.created)
     })
 
     it('defaults break_minutes to 0 and notes to null; accepts operator_id, or both naming one operator', async () => {
