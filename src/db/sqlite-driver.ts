@@ -34,7 +34,9 @@ import { Checkpointer, type CheckpointerOptions } from './checkpointer.js'
  * The dialect also writes LIMITs into the SQL text (`LiteralLimitCompiler`).
  */
 export class StatementCache {
-  private readonly statements = new Map<string, SQLite.Statement>()
+  private readonly statements = new Map<string, { statement: SQLite.Statement; used: number }>()
+  /** Counts uses: an entry's `used` is the count at its last use. */
+  private clock = 0
   hits = 0
   misses = 0
 
@@ -54,20 +56,29 @@ export class StatementCache {
     const cached = this.statements.get(sql)
     if (cached !== undefined) {
       this.hits++
-      // A Map iterates in insertion order: re-inserting makes this the most recently used.
-      this.statements.delete(sql)
-      this.statements.set(sql, cached)
-      return cached
+      // A hit only stamps the entry; the order is worked out at an eviction, which is rare (a
+      // dozen statements hit per create; re-inserting into the Map on each was 1.4 % of its time).
+      cached.used = ++this.clock
+      return cached.statement
     }
     this.misses++
     // Prepared before anything is evicted: SQL that fails to prepare changes nothing.
     const statement = this.database.prepare(sql)
-    if (this.statements.size >= this.capacity) {
-      const oldest = this.statements.keys().next()
-      if (!oldest.done) this.statements.delete(oldest.value)
-    }
-    this.statements.set(sql, statement)
+    if (this.statements.size >= this.capacity) this.evictLeastRecentlyUsed()
+    this.statements.set(sql, { statement, used: ++this.clock })
     return statement
+  }
+
+  private evictLeastRecentlyUsed(): void {
+    let oldest: string | undefined
+    let oldestUse = Number.POSITIVE_INFINITY
+    for (const [sql, entry] of this.statements) {
+      if (entry.used < oldestUse) {
+        oldest = sql
+        oldestUse = entry.used
+      }
+    }
+    if (oldest !== undefined) this.statements.delete(oldest)
   }
 
   /** A statement of its own, not cached (for a caller that keeps it busy, such as an iteration). */
