@@ -60,7 +60,10 @@ export async function recordEvents(
 ): Promise<EventEnvelope[]> {
   const now = Date.now()
   const created = toIso(now)
-  const data = { object, ...(options.previousAttributes ? { previous_attributes: options.previousAttributes } : {}) }
+  const data = {
+    object,
+    ...(options.previousAttributes ? { previous_attributes: options.previousAttributes } : {}),
+  }
   // What follows `"data":` in every payload: the same for each event of the call.
   const dataJson = JSON.stringify(data)
   const envelopes: EventEnvelope[] = []
