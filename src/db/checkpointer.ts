@@ -201,7 +201,7 @@ export class Checkpointer {
     })
   }
 
-  /** Stops the thread and closes its connection; waits for a checkpoint the main thread is running. */
+  /** Stops the thread and closes its connection; waits for a finish that holds the main thread's writes. */
   async stop(): Promise<void> {
     // Referenced again while it stops: otherwise a process with nothing else to do (a CLI command
     // closing its database) would end in the middle of this, skipping what its caller does next.

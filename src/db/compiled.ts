@@ -28,6 +28,7 @@ import { connectionOf } from './transaction-connection.js'
  * The builder must make the same SQL whatever the values: a parameter may appear anywhere Kysely
  * takes a value (`where`, `values`, `set`, `limit`), but not as a list (`in`), and must not decide
  * the query's shape (`$if`); queries whose shape depends on the request stay ordinary Kysely.
+ * Parameters may also be a list of rows of a fixed length (`p[0].id`: see `compiledInsertRows`).
  *
  * One exception, made here: on SQLite a LIMIT is written into the SQL text (see
  * `LiteralLimitCompiler` in sqlite-driver.ts), so a query whose LIMIT is a parameter is built once
@@ -178,14 +179,7 @@ export function compiledInsert<T extends keyof Database>(
   table: T,
   columns: AllColumns<T>,
 ): CompiledStatement<Selectable<Database[T]>, never> {
-  const rows = compiledInsertRows(table, columns, 1)
-  const one = (row: Selectable<Database[T]>) => [row]
-  return {
-    run: (db, row) => rows.run(db, one(row)),
-    rows: (db, row) => rows.rows(db, one(row)),
-    first: (db, row) => rows.first(db, one(row)),
-    compile: (db, row) => rows.compile(db, one(row)),
-  }
+  return withParams(compiledInsertRows(table, columns, 1), (row) => [row])
 }
 
 /**
@@ -207,25 +201,21 @@ export function compiledInsertRows<T extends keyof Database>(
     )
     return db.insertInto(table as string).values(values) as unknown as Compilable<never>
   })
-  const checked = (rows: ReadonlyArray<unknown>) => {
+  return withParams(statement, (rows) => {
     if (rows.length !== count) throw new Error(`compiled insert: ${rows.length} rows given for ${count}`)
-  }
+    return rows
+  })
+}
+
+/** `statement`, taking parameters that `toParams` turns into its own (or refuses, by throwing). */
+function withParams<P, Q, R>(
+  statement: CompiledStatement<Q, R>,
+  toParams: (params: P) => Q,
+): CompiledStatement<P, R> {
   return {
-    run: async (db, rows) => {
-      checked(rows)
-      return statement.run(db, rows)
-    },
-    rows: async (db, rows) => {
-      checked(rows)
-      return statement.rows(db, rows)
-    },
-    first: async (db, rows) => {
-      checked(rows)
-      return statement.first(db, rows)
-    },
-    compile: (db, rows) => {
-      checked(rows)
-      return statement.compile(db, rows)
-    },
+    run: async (db, params) => statement.run(db, toParams(params)),
+    rows: async (db, params) => statement.rows(db, toParams(params)),
+    first: async (db, params) => statement.first(db, toParams(params)),
+    compile: (db, params) => statement.compile(db, toParams(params)),
   }
 }
