@@ -1,4 +1,4 @@
-import type { DatabaseConnection, QueryExecutor } from 'kysely'
+import { CompiledQuery, type DatabaseConnection, type QueryExecutor } from 'kysely'
 import type { Trx } from './connection.js'
 
 /**
@@ -19,4 +19,22 @@ export function connectionOf(trx: Trx): DatabaseConnection | Promise<DatabaseCon
     connections.set(executor, connection)
     return connection
   })
+}
+
+const SAVEPOINT_NAME = /^[a-z_]+$/
+
+/**
+ * A savepoint in a transaction of `db.transaction()`, on its connection (Kysely gives savepoints
+ * only to a controlled transaction). `rollback()` undoes what the transaction did since, and keeps
+ * the rest; the savepoint ends with the transaction.
+ */
+export async function savepoint(trx: Trx, name: string): Promise<{ rollback(): Promise<void> }> {
+  if (!SAVEPOINT_NAME.test(name)) throw new Error(`savepoint name: ${name}`)
+  const connection = await connectionOf(trx)
+  await connection.executeQuery(CompiledQuery.raw(`savepoint ${name}`))
+  return {
+    rollback: async () => {
+      await connection.executeQuery(CompiledQuery.raw(`rollback to ${name}`))
+    },
+  }
 }

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto'
+import { hash, randomBytes } from 'node:crypto'
 import type { Db, Executor } from '../../db/connection.js'
 import { isUniqueViolation } from '../../db/connection.js'
 import { toFlag } from '../../db/schema.js'
@@ -27,7 +27,8 @@ export interface CreatedKey {
 }
 
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex')
+  // One-shot: every request hashes its key, and a Hash object costs twice the digest of a secret.
+  return hash('sha256', secret, 'hex')
 }
 
 /** Finds the account by name, creating it when it does not exist (safe against a concurrent create). */
