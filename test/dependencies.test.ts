@@ -1,0 +1,34 @@
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
+import semver from 'semver'
+import { describe, expect, it } from 'vitest'
+
+/**
+ * The service runs on the oldest Node.js its `engines` admits (20.19), so every package it installs
+ * must say it supports that version too. A package whose `engines` asks for a newer Node.js may
+ * still load there today, but its authors no longer test it there and any release may stop
+ * working; `overrides` in package.json keeps such packages at versions that support it.
+ */
+const ROOT = path.resolve(import.meta.dirname, '..')
+const readJson = (file: string) => JSON.parse(readFileSync(path.join(ROOT, file), 'utf8'))
+
+describe('dependencies', () => {
+  const required = (readJson('package.json') as { engines: { node: string } }).engines.node
+  const oldest = semver.minVersion(required)
+
+  it('requires a Node.js of the 20 line or newer', () => {
+    expect(oldest?.version).toBe('20.19.0')
+  })
+
+  it('installs only packages that support the oldest Node.js the service runs on', () => {
+    const lock = readJson('package-lock.json') as {
+      packages: Record<string, { version?: string; engines?: { node?: string } | string[] }>
+    }
+    const unsupported = Object.entries(lock.packages).flatMap(([name, entry]) => {
+      const range = Array.isArray(entry.engines) ? undefined : entry.engines?.node
+      if (range === undefined || oldest === null) return []
+      return semver.satisfies(oldest, range) ? [] : [`${name}@${entry.version}: node ${range}`]
+    })
+    expect(unsupported).toEqual([])
+  })
+})
