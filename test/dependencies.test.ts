@@ -8,6 +8,10 @@ import { describe, expect, it } from 'vitest'
  * must say it supports that version too. A package whose `engines` asks for a newer Node.js may
  * still load there today, but its authors no longer test it there and any release may stop
  * working; `overrides` in package.json keeps such packages at versions that support it.
+ *
+ * npm 12 skips the install script of every dependency that package.json's `allowScripts` does not
+ * name, silently: better-sqlite3 would then have no compiled driver. Every package with an install
+ * script is named there, allowed or denied, so that a new one is a decision, not a surprise.
  */
 const ROOT = path.resolve(import.meta.dirname, '..')
 const readJson = (file: string) => JSON.parse(readFileSync(path.join(ROOT, file), 'utf8'))
@@ -30,5 +34,18 @@ describe('dependencies', () => {
       return semver.satisfies(oldest, range) ? [] : [`${name}@${entry.version}: node ${range}`]
     })
     expect(unsupported).toEqual([])
+  })
+
+  it('names every package with an install script in allowScripts, and allows better-sqlite3', () => {
+    const pkg = readJson('package.json') as { allowScripts?: Record<string, boolean> }
+    const lock = readJson('package-lock.json') as {
+      packages: Record<string, { hasInstallScript?: boolean }>
+    }
+    const withScripts = Object.entries(lock.packages)
+      .filter(([, entry]) => entry.hasInstallScript)
+      .map(([location]) => location.slice(location.lastIndexOf('node_modules/') + 'node_modules/'.length))
+    const reviewed = Object.keys(pkg.allowScripts ?? {}).map((key) => key.replace(/(?<=.)@[^@]*$/, ''))
+    expect(withScripts.filter((name) => !reviewed.includes(name))).toEqual([])
+    expect(pkg.allowScripts?.['better-sqlite3']).toBe(true)
   })
 })
