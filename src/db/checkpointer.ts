@@ -1,5 +1,5 @@
-import { createRequire } from 'node:module'
 import { Worker } from 'node:worker_threads'
+import { SQLITE_PACKAGE_ENTRY } from './sqlite-addon.js'
 
 /**
  * Checkpoints of a SQLite file in WAL mode, off the request path.
@@ -137,7 +137,7 @@ export class Checkpointer {
       eval: true,
       workerData: {
         file: options.file,
-        driver: createRequire(import.meta.url).resolve('better-sqlite3'),
+        driver: SQLITE_PACKAGE_ENTRY,
         intervalMs: options.intervalMs ?? DEFAULT_CHECKPOINT_INTERVAL_MS,
         restartPages: options.restartPages ?? DEFAULT_RESTART_PAGES,
         tailPages: options.tailPages ?? DEFAULT_TAIL_PAGES,

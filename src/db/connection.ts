@@ -1,11 +1,11 @@
 import fs from 'node:fs'
 import path from 'node:path'
-import SQLite from 'better-sqlite3'
 import { type Kysely, PostgresAdapter, PostgresDialect, sql, type Transaction } from 'kysely'
 import pg from 'pg'
 import { signallingKysely } from './commit-signals.js'
 import { PostgresSignals } from './postgres-signals.js'
 import type { Database } from './schema.js'
+import { SQLite } from './sqlite-addon.js'
 import { ServiceSqliteDialect } from './sqlite-driver.js'
 
 export type Dialect = 'sqlite' | 'postgres'

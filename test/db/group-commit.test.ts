@@ -1,9 +1,9 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import SQLite from 'better-sqlite3'
 import { Kysely, sql } from 'kysely'
 import { afterAll, describe, expect, it } from 'vitest'
+import { SQLite } from '../../src/db/sqlite-addon.js'
 import { ServiceSqliteDialect, type ServiceSqliteDriver } from '../../src/db/sqlite-driver.js'
 import { dialect } from '../helpers/database.js'
 
