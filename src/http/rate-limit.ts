@@ -24,8 +24,12 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
     ...(options.redis ? { redis: options.redis, nameSpace: 'attendance:rl:' } : {}),
     skipOnError: true,
     keyGenerator: (request) => (request.auth ? `key:${request.auth.keyId}` : `ip:${request.ip}`),
-    errorResponseBuilder: (_request, context) =>
-      errors.rateLimited(Math.max(1, Math.ceil(context.ttl / 1000))),
+    errorResponseBuilder: (_request, context) => errors.rateLimited(retryAfterSeconds(context.ttl)),
   })
   app.addHook('onRequest', app.rateLimit())
+}
+
+/** `Retry-After` for what is left of the window: whole seconds, rounded up, never 0. */
+export function retryAfterSeconds(ttlMs: number): number {
+  return Math.max(1, Math.ceil(ttlMs / 1000))
 }

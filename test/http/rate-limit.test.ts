@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { retryAfterSeconds } from '../../src/http/rate-limit.js'
 import { type ApiClient, type ApiResponse, buildTestApp, errorOf, type TestApp } from '../helpers/app.js'
 import { connectTestRedis } from '../helpers/redis.js'
 
@@ -133,11 +134,21 @@ describe('rate limiting (in-process counters)', () => {
   })
 })
 
+describe('Retry-After', () => {
+  it('is what is left of the window in whole seconds, rounded up, and never 0', () => {
+    expect([0, 1, 999, 1000, 1001, 2500, 3000].map(retryAfterSeconds)).toEqual([1, 1, 1, 1, 2, 3, 3])
+  })
+})
+
 describe('rate limiting: the window', () => {
   let t: TestApp
 
+  // Long enough that the second request falls in the first one's window even on a loaded machine
+  // (with 1 s, a slow second request once got in as the window had ended).
+  const WINDOW_S = 3
+
   beforeAll(async () => {
-    t = await buildTestApp({ rateLimitMax: 1, rateLimitWindowMs: 1000 })
+    t = await buildTestApp({ rateLimitMax: 1, rateLimitWindowMs: WINDOW_S * 1000 })
   })
   afterAll(() => t?.close())
 
@@ -150,9 +161,11 @@ describe('rate limiting: the window', () => {
     expect(refused.status).toBe(429)
     expect(refused.headers['x-ratelimit-limit']).toBe('1')
     expect(refused.headers['x-ratelimit-remaining']).toBe('0')
-    // Whole seconds, never 0, even when less than a second of the window is left.
-    expect(refused.headers['retry-after']).toBe('1')
-    await sleep(1100)
+    // Whole seconds, never 0, rounded up: what is left of the window.
+    const retryAfter = String(refused.headers['retry-after'])
+    expect(retryAfter).toMatch(/^[1-9]\d*$/)
+    expect(Number(retryAfter)).toBeLessThanOrEqual(WINDOW_S)
+    await sleep(Number(retryAfter) * 1000 + 100)
     expect((await api.get('/v1/operators')).status).toBe(200)
   })
 })
