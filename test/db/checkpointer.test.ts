@@ -121,7 +121,11 @@ describe.skipIf(dialect !== 'sqlite')('background checkpoints (SQLite)', () => {
     expect(prepared.length).toBeGreaterThan(0)
     expect(prepared.filter((source) => /checkpoint/i.test(source))).toEqual([])
     // Far below what 1.5 s of writes fill without restarts (thousands of pages).
-    expect(maxPages).toBeLessThan(2000)
+    // Each commit appends at least one page to the WAL: without restarts it would hold at least
+    // that many. A bound relative to what was written holds however slowly a loaded machine runs
+    // the thread (an absolute 2,000 pages was once exceeded by a CI run: 2,369).
+    const commits = id / 5
+    expect(maxPages).toBeLessThan(commits / 2)
     const rows = await db.selectFrom('items').select(sql<number>`count(*)`.as('n')).executeTakeFirst()
     expect(Number(rows?.n)).toBe(id)
     await db.destroy()
