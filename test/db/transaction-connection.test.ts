@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import type { Db, Trx } from '../../src/db/connection.js'
 import { connectionOf, savepoint } from '../../src/db/transaction-connection.js'
 import { useMigratedDatabase } from '../helpers/database.js'
+import { insertOperatorRow } from '../helpers/fixtures.js'
 
 /** A transaction's connection, found once, and savepoints set on it: on the database under test. */
 describe('transaction connection', () => {
@@ -12,20 +13,7 @@ describe('transaction connection', () => {
   })
 
   const insertOperator = (trx: Trx, ident: string) =>
-    trx
-      .insertInto('operators')
-      .values({
-        id: `op_tc_${ident}`,
-        account_id: 'acct_transaction_connection',
-        livemode: 0,
-        ident,
-        name: null,
-        employee_id: null,
-        is_active: 1,
-        created_at: 1,
-        updated_at: 1,
-      })
-      .execute()
+    insertOperatorRow(trx, { id: `op_tc_${ident}`, account_id: 'acct_transaction_connection', ident })
   const idents = async () =>
     (
       await db

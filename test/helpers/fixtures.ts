@@ -1,4 +1,5 @@
 import { expect } from 'vitest'
+import type { Executor } from '../../src/db/connection.js'
 import type { TestApp } from './app.js'
 import { type EventEnvelope, uniq } from './assertions.js'
 
@@ -9,6 +10,28 @@ import { type EventEnvelope, uniq } from './assertions.js'
 export async function freshAccount(t: TestApp, mode: 'test' | 'live' = 'test', account = uniq('acct')) {
   const key = await t.key({ account, mode })
   return { key, name: account, account, api: t.client(key.secret) }
+}
+
+/**
+ * An active operator row written straight to the table (no event, no API): for tests of the database
+ * layer that need a row to write and roll back.
+ */
+export async function insertOperatorRow(
+  db: Executor,
+  row: { id: string; account_id: string; ident: string },
+) {
+  await db
+    .insertInto('operators')
+    .values({
+      ...row,
+      livemode: 0,
+      name: null,
+      employee_id: null,
+      is_active: 1,
+      created_at: 1,
+      updated_at: 1,
+    })
+    .execute()
 }
 
 /**

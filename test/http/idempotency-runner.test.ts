@@ -6,6 +6,7 @@ import type { Trx } from '../../src/db/connection.js'
 import { CreateRunner } from '../../src/http/idempotency.js'
 import { buildTestApp, type TestApp } from '../helpers/app.js'
 import { uniq } from '../helpers/assertions.js'
+import { insertOperatorRow } from '../helpers/fixtures.js'
 
 /**
  * CreateRunner on its own, with creates that write and then fail: what a failed keyed create keeps
@@ -44,20 +45,7 @@ describe('CreateRunner: a keyed create that fails after writing', () => {
   }
 
   const writeOperator = (trx: Trx, ident: string) =>
-    trx
-      .insertInto('operators')
-      .values({
-        id: `op_${ident}`,
-        account_id: auth.accountId,
-        livemode: 0,
-        ident,
-        name: null,
-        employee_id: null,
-        is_active: 1,
-        created_at: 1,
-        updated_at: 1,
-      })
-      .execute()
+    insertOperatorRow(trx, { id: `op_${ident}`, account_id: auth.accountId, ident })
 
   const operator = (ident: string) =>
     t.db.selectFrom('operators').select('id').where('ident', '=', ident).executeTakeFirst()
