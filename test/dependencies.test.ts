@@ -29,7 +29,10 @@ describe('dependencies', () => {
   })
 
   const lock = readJson('package-lock.json') as {
-    packages: Record<string, { version?: string; engines?: { node?: string } | string[] }>
+    packages: Record<
+      string,
+      { version?: string; engines?: { node?: string } | string[]; hasInstallScript?: boolean }
+    >
   }
   const nodeRange = (location: string) => {
     const engines = lock.packages[location]?.engines
@@ -54,9 +57,6 @@ describe('dependencies', () => {
 
   it('names every package with an install script in allowScripts, and allows better-sqlite3', () => {
     const pkg = readJson('package.json') as { allowScripts?: Record<string, boolean> }
-    const lock = readJson('package-lock.json') as {
-      packages: Record<string, { hasInstallScript?: boolean }>
-    }
     const withScripts = Object.entries(lock.packages)
       .filter(([, entry]) => entry.hasInstallScript)
       .map(([location]) => location.slice(location.lastIndexOf('node_modules/') + 'node_modules/'.length))
