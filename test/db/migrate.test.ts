@@ -1,3 +1,6 @@
+import { readdirSync, readFileSync } from 'node:fs'
+import path from 'node:path'
+import { sql } from 'kysely'
 import pg from 'pg'
 import { describe, expect, inject, it } from 'vitest'
 import { openDatabase } from '../../src/db/connection.js'
@@ -60,4 +63,83 @@ describe.runIf(dialect === 'postgres')('test databases on PostgreSQL', () => {
       await churn.end()
     }
   }, 120_000)
+
+  it('gives a test that drops tables a database of its own, which drop() removes', async () => {
+    const database = await createTestDatabase({ ownPostgresDatabase: true })
+    const name = new URL(database.url).pathname.slice(1)
+    const run = new pg.Client({ connectionString: inject('postgresRunUrl') })
+    await run.connect()
+    try {
+      const { db } = openDatabase(database.url)
+      try {
+        await migrateToLatest(db)
+        const own = await sql<{ name: string }>`select current_database() as name`.execute(db)
+        expect(own.rows[0]?.name).toBe(name)
+      } finally {
+        await db.destroy()
+      }
+      const { rows } = await run.query<{ name: string }>('select current_database() as name')
+      expect(rows[0]?.name).not.toBe(name)
+      await database.drop()
+      expect((await run.query('select 1 from pg_database where datname = $1', [name])).rowCount).toBe(0)
+    } finally {
+      await run.end()
+    }
+  })
+
+  it('migrateToLatest succeeds while a test file beside it drops tables in a database of its own', async () => {
+    let churning = true
+    // What test/http/errors.test.ts does to provoke a real failure, far more often.
+    const otherFile = (async () => {
+      while (churning) {
+        const database = await createTestDatabase({ ownPostgresDatabase: true })
+        const client = new pg.Client({ connectionString: database.url })
+        await client.connect()
+        try {
+          for (let i = 0; i < 10 && churning; i++) {
+            await client.query('create table operators (id serial primary key, v text)')
+            await client.query('drop table operators')
+          }
+        } finally {
+          await client.end()
+          await database.drop()
+        }
+      }
+    })()
+    try {
+      for (let run = 0; run < 15; run++) {
+        const database = await createTestDatabase()
+        const { db } = openDatabase(database.url)
+        try {
+          expect((await migrateToLatest(db)).length).toBeGreaterThan(0)
+        } finally {
+          await db.destroy()
+        }
+      }
+    } finally {
+      churning = false
+      await otherFile
+    }
+  }, 120_000)
+})
+
+describe('test files that drop or rename tables', () => {
+  const TEST = path.resolve(import.meta.dirname, '..')
+  const files = readdirSync(TEST, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.test.ts'))
+    .map((f) => ({ file: f, text: readFileSync(path.join(TEST, f), 'utf8') }))
+
+  it('finds the test files, and the one that drops a table', () => {
+    expect(files.length).toBeGreaterThan(80)
+    expect(files.map((f) => f.file)).toContain(path.join('http', 'errors.test.ts'))
+  })
+
+  it('run on a PostgreSQL database of their own', () => {
+    // Statements inside sql`...` only: a savepoint-name test quotes "drop table" as data.
+    const destructive = /sql`\s*(drop table|alter table \w+ rename)/i
+    const shared = files
+      .filter((f) => destructive.test(f.text) && !f.text.includes('ownPostgresDatabase: true'))
+      .map((f) => f.file)
+    expect(shared).toEqual([])
+  })
 })

@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import pg from 'pg'
 import { afterAll, beforeAll, inject } from 'vitest'
 import { type Db, openDatabase } from '../../src/db/connection.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
+import { onServer } from './postgres-run.js'
 
 export type TestDialect = 'sqlite' | 'postgres'
 
@@ -15,8 +15,8 @@ export interface TestDatabase {
   /** A DATABASE_URL for this fresh, empty database. */
   url: string
   /**
-   * Removes a SQLite file now. A PostgreSQL schema stays until the run ends and its database is
-   * dropped (test/helpers/postgres-run.ts says why).
+   * Removes a SQLite file, or a PostgreSQL database of its own, now. A PostgreSQL schema stays
+   * until the run ends and its database is dropped (test/helpers/postgres-run.ts says why).
    */
   drop(): Promise<void>
 }
@@ -25,8 +25,15 @@ export interface TestDatabase {
  * A fresh database per call: a SQLite file in a temporary folder, or a PostgreSQL schema of its
  * own (selected through the connection's search_path) in this run's database. Real databases, no
  * mocks; tests of different files never see each other's rows.
+ *
+ * `ownPostgresDatabase`: for a test that drops or renames a table. Kysely's migrator lists the
+ * tables of every schema of its database, then asks about each by name, so a table dropped in a
+ * shared run database fails the migration of a test file running beside it (42P01). A PostgreSQL
+ * database of its own is invisible to the others; `drop()` removes it.
  */
-export async function createTestDatabase(): Promise<TestDatabase> {
+export async function createTestDatabase(
+  options: { ownPostgresDatabase?: boolean } = {},
+): Promise<TestDatabase> {
   if (dialect === 'sqlite') {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'attendance-test-'))
     return {
@@ -35,10 +42,18 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     }
   }
   const base = inject('postgresRunUrl')
-  const schema = `t_${randomBytes(6).toString('hex')}`
-  await withClient(base, (c) => c.query(`create schema ${schema}`))
+  const name = `t_${randomBytes(6).toString('hex')}`
   const url = new URL(base)
-  url.searchParams.set('options', `-c search_path=${schema}`)
+  if (options.ownPostgresDatabase) {
+    await onServer(base, `create database ${name}`)
+    url.pathname = `/${name}`
+    return {
+      url: url.toString(),
+      drop: () => onServer(base, `drop database if exists ${name} with (force)`),
+    }
+  }
+  await onServer(base, `create schema ${name}`)
+  url.searchParams.set('options', `-c search_path=${name}`)
   return { url: url.toString(), drop: async () => undefined }
 }
 
@@ -63,15 +78,5 @@ export function useMigratedDatabase(): { readonly db: Db } {
       if (!db) throw new Error('the database is made in beforeAll: use it inside a test')
       return db
     },
-  }
-}
-
-async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    return await fn(client)
-  } finally {
-    await client.end()
   }
 }

@@ -4,6 +4,7 @@ import { loadSecret } from '../../src/db/settings.js'
 import { Paginator } from '../../src/http/pagination.js'
 import { type ApiClient, type ApiResponse, buildTestApp, type TestApp } from '../helpers/app.js'
 import { expectError as expectErrorEnvelope } from '../helpers/assertions.js'
+import { createTestDatabase } from '../helpers/database.js'
 
 const ERROR_TYPES = [
   'bad_request',
@@ -353,7 +354,9 @@ describe('unexpected failures', () => {
   let api: ApiClient
 
   beforeAll(async () => {
-    t = await buildTestApp()
+    // Its own PostgreSQL database: a table dropped in the run's shared one fails the migrations of
+    // the test files beside it (test/helpers/database.ts).
+    t = await buildTestApp({}, { database: await createTestDatabase({ ownPostgresDatabase: true }) })
     api = t.client((await t.key()).secret)
     expect((await api.post('/v1/operators', { ident: 'before-the-failure' })).status).toBe(201)
     // A real failure underneath the HTTP layer: the table the routes query is gone.
