@@ -89,21 +89,20 @@ describe.runIf(dialect === 'postgres')('test databases on PostgreSQL', () => {
 
   it('migrateToLatest succeeds while a test file beside it drops tables in a database of its own', async () => {
     let churning = true
-    // What test/http/errors.test.ts does to provoke a real failure, far more often.
+    // What test/http/errors.test.ts does to provoke a real failure, far more often. One database
+    // for the whole churn: making databases in a loop would slow every PostgreSQL test of the run.
+    const own = await createTestDatabase({ ownPostgresDatabase: true })
+    const client = new pg.Client({ connectionString: own.url })
+    await client.connect()
     const otherFile = (async () => {
-      while (churning) {
-        const database = await createTestDatabase({ ownPostgresDatabase: true })
-        const client = new pg.Client({ connectionString: database.url })
-        await client.connect()
-        try {
-          for (let i = 0; i < 10 && churning; i++) {
-            await client.query('create table operators (id serial primary key, v text)')
-            await client.query('drop table operators')
-          }
-        } finally {
-          await client.end()
-          await database.drop()
+      try {
+        while (churning) {
+          await client.query('create table operators (id serial primary key, v text)')
+          await client.query('drop table operators')
         }
+      } finally {
+        await client.end()
+        await own.drop()
       }
     })()
     try {
