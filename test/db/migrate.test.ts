@@ -34,32 +34,17 @@ describe.runIf(dialect === 'postgres')('test databases on PostgreSQL', () => {
   })
 
   it('migrateToLatest succeeds while other test files create and drop their databases beside it', async () => {
-    let churning = true
     const churn = new pg.Client({ connectionString: inject('postgresRunUrl') })
     await churn.connect()
-    // Other test files of the run making and dropping their databases, with a table each (what
-    // Kysely's listing trips over), far more often than real test files do.
-    const otherFiles = (async () => {
-      while (churning) {
+    try {
+      // Other test files of the run making and dropping their databases, with a table each (what
+      // Kysely's listing trips over), far more often than real test files do.
+      await migrateBeside(async () => {
         const database = await createTestDatabase()
         await churn.query(`create table ${schemaOf(database)}.t (id serial primary key, v text)`)
         await database.drop()
-      }
-    })()
-    try {
-      for (let run = 0; run < 15; run++) {
-        const database = await createTestDatabase()
-        const { db } = openDatabase(database.url)
-        try {
-          expect((await migrateToLatest(db)).length).toBeGreaterThan(0)
-        } finally {
-          await db.destroy()
-          await database.drop()
-        }
-      }
+      })
     } finally {
-      churning = false
-      await otherFiles
       await churn.end()
     }
   }, 120_000)
@@ -88,39 +73,45 @@ describe.runIf(dialect === 'postgres')('test databases on PostgreSQL', () => {
   })
 
   it('migrateToLatest succeeds while a test file beside it drops tables in a database of its own', async () => {
-    let churning = true
     // What test/http/errors.test.ts does to provoke a real failure, far more often. One database
     // for the whole churn: making databases in a loop would slow every PostgreSQL test of the run.
     const own = await createTestDatabase({ ownPostgresDatabase: true })
     const client = new pg.Client({ connectionString: own.url })
     await client.connect()
-    const otherFile = (async () => {
-      try {
-        while (churning) {
-          await client.query('create table operators (id serial primary key, v text)')
-          await client.query('drop table operators')
-        }
-      } finally {
-        await client.end()
-        await own.drop()
-      }
-    })()
     try {
-      for (let run = 0; run < 15; run++) {
-        const database = await createTestDatabase()
-        const { db } = openDatabase(database.url)
-        try {
-          expect((await migrateToLatest(db)).length).toBeGreaterThan(0)
-        } finally {
-          await db.destroy()
-        }
-      }
+      await migrateBeside(async () => {
+        await client.query('create table operators (id serial primary key, v text)')
+        await client.query('drop table operators')
+      })
     } finally {
-      churning = false
-      await otherFile
+      await client.end()
+      await own.drop()
     }
   }, 120_000)
 })
+
+/** Migrates 15 fresh test databases, one after the other, while `churnOnce` runs again and again. */
+async function migrateBeside(churnOnce: () => Promise<void>): Promise<void> {
+  let churning = true
+  const churn = (async () => {
+    while (churning) await churnOnce()
+  })()
+  try {
+    for (let run = 0; run < 15; run++) {
+      const database = await createTestDatabase()
+      const { db } = openDatabase(database.url)
+      try {
+        expect((await migrateToLatest(db)).length).toBeGreaterThan(0)
+      } finally {
+        await db.destroy()
+        await database.drop()
+      }
+    }
+  } finally {
+    churning = false
+    await churn
+  }
+}
 
 describe('test files that drop or rename tables', () => {
   const TEST = path.resolve(import.meta.dirname, '..')
