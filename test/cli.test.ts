@@ -44,6 +44,12 @@ function cli(args: string[], env: Record<string, string | undefined> = {}): Prom
   })
 }
 
+/**
+ * The timeout of a test that runs two commands: each may take up to `run`'s 20 s (a `tsx` start is
+ * ~2 s of CPU, far more on a loaded 2-core machine), so the default 30 s is not enough for both.
+ */
+const TWO_COMMANDS = 60_000
+
 /** Parses stdout that must be exactly one line of JSON. */
 function oneJsonLine<T>(result: RunResult): T {
   expect(result.code, result.stderr).toBe(0)
@@ -81,13 +87,17 @@ afterAll(async () => {
 })
 
 describe('cli migrate', () => {
-  it('creates the schema on an empty database and is idempotent', async () => {
-    const first = await cli(['migrate'])
-    expect(first.code, first.stderr).toBe(0)
-    const second = await cli(['migrate'])
-    expect(second.code, second.stderr).toBe(0)
-    expect(second.stdout).toMatch(/up to date/i)
-  })
+  it(
+    'creates the schema on an empty database and is idempotent',
+    async () => {
+      const first = await cli(['migrate'])
+      expect(first.code, first.stderr).toBe(0)
+      const second = await cli(['migrate'])
+      expect(second.code, second.stderr).toBe(0)
+      expect(second.stdout).toMatch(/up to date/i)
+    },
+    TWO_COMMANDS,
+  )
 })
 
 describe('cli keys create', () => {
@@ -224,18 +234,22 @@ describe('cli keys list and revoke', () => {
     }
   })
 
-  it('revokes a key: keys list then shows revoked_at on it only', async () => {
-    const target = keys[1]
-    if (!target) throw new Error('no key to revoke')
-    const result = await cli(['keys', 'revoke', target.id])
-    expect(result.code, result.stderr).toBe(0)
-    expect(result.stdout).toContain(target.id)
-    const listed = oneJsonLine<ListedKey[]>(await cli(['keys', 'list', '--json']))
-    for (const entry of listed) {
-      if (entry.id === target.id) expect(Date.parse(entry.revoked_at ?? '')).not.toBeNaN()
-      else expect(entry.revoked_at).toBeNull()
-    }
-  })
+  it(
+    'revokes a key: keys list then shows revoked_at on it only',
+    async () => {
+      const target = keys[1]
+      if (!target) throw new Error('no key to revoke')
+      const result = await cli(['keys', 'revoke', target.id])
+      expect(result.code, result.stderr).toBe(0)
+      expect(result.stdout).toContain(target.id)
+      const listed = oneJsonLine<ListedKey[]>(await cli(['keys', 'list', '--json']))
+      for (const entry of listed) {
+        if (entry.id === target.id) expect(Date.parse(entry.revoked_at ?? '')).not.toBeNaN()
+        else expect(entry.revoked_at).toBeNull()
+      }
+    },
+    TWO_COMMANDS,
+  )
 
   it('revoking an unknown id fails', async () => {
     expectFailure(await cli(['keys', 'revoke', 'key_does_not_exist']), /key_does_not_exist/)

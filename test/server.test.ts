@@ -25,6 +25,12 @@ function startServer(env: Record<string, string | undefined>, script = 'src/serv
   })
 }
 
+/**
+ * The timeout of a test that starts one server: `listening` may wait 30 s on a loaded 2-core machine
+ * (a `tsx` start beside the other test files), then the test's requests and a stop of up to 5 s.
+ */
+const ONE_START = 60_000
+
 /** Waits for the pino line that tells where the server listens; returns its base URL. */
 async function listening(child: Child, timeoutMs = 30_000): Promise<string> {
   const match = await child.waitForStdout(LISTENING, timeoutMs)
@@ -87,38 +93,46 @@ describe('server start and stop', () => {
     database = await freshDatabase()
   })
 
-  it('first start on an empty database: prints one test key that works; /healthz; SIGTERM exits 0', async () => {
-    const child = startServer({ DATABASE_URL: database.url })
-    const url = await listening(child)
+  it(
+    'first start on an empty database: prints one test key that works; /healthz; SIGTERM exits 0',
+    async () => {
+      const child = startServer({ DATABASE_URL: database.url })
+      const url = await listening(child)
 
-    const health = await get(`${url}/healthz`)
-    expect(health).toEqual({ status: 200, body: { status: 'ok' } })
+      const health = await get(`${url}/healthz`)
+      expect(health).toEqual({ status: 200, body: { status: 'ok' } })
 
-    // The key lines are printed by the time a request is served.
-    const secrets = printedSecrets(child.stdout)
-    expect(secrets).toHaveLength(1)
-    firstSecret = secrets[0] ?? ''
-    expect(firstSecret).toMatch(/^sk_test_/)
-    // The hint shows where this server really listens (PORT=0 picks a port).
-    expect(child.stdout).toContain(`:${new URL(url).port}/v1/operators`)
+      // The key lines are printed by the time a request is served.
+      const secrets = printedSecrets(child.stdout)
+      expect(secrets).toHaveLength(1)
+      firstSecret = secrets[0] ?? ''
+      expect(firstSecret).toMatch(/^sk_test_/)
+      // The hint shows where this server really listens (PORT=0 picks a port).
+      expect(child.stdout).toContain(`:${new URL(url).port}/v1/operators`)
 
-    const listed = await get(`${url}/v1/operators`, firstSecret)
-    expect(listed.status).toBe(200)
-    expect(listed.body).toMatchObject({ object: 'list', data: [] })
-    expect((await get(`${url}/v1/operators`)).status).toBe(401)
+      const listed = await get(`${url}/v1/operators`, firstSecret)
+      expect(listed.status).toBe(200)
+      expect(listed.body).toMatchObject({ object: 'list', data: [] })
+      expect((await get(`${url}/v1/operators`)).status).toBe(401)
 
-    await stopGracefully(child)
-  })
+      await stopGracefully(child)
+    },
+    ONE_START,
+  )
 
-  it('second start on the same database prints no key; the first key still works', async () => {
-    expect(firstSecret).toMatch(/^sk_test_/)
-    second = startServer({ DATABASE_URL: database.url })
-    secondUrl = await listening(second)
-    const listed = await get(`${secondUrl}/v1/operators`, firstSecret)
-    expect(listed.status).toBe(200)
-    expect(printedSecrets(second.stdout)).toEqual([])
-    expect(second.stdout).not.toMatch(/Created account/)
-  })
+  it(
+    'second start on the same database prints no key; the first key still works',
+    async () => {
+      expect(firstSecret).toMatch(/^sk_test_/)
+      second = startServer({ DATABASE_URL: database.url })
+      secondUrl = await listening(second)
+      const listed = await get(`${secondUrl}/v1/operators`, firstSecret)
+      expect(listed.status).toBe(200)
+      expect(printedSecrets(second.stdout)).toEqual([])
+      expect(second.stdout).not.toMatch(/Created account/)
+    },
+    ONE_START,
+  )
 
   it('a request in flight at SIGTERM completes (201) before the process exits 0', async () => {
     const child = second
@@ -189,30 +203,35 @@ describe.concurrent('server refuses a bad configuration', () => {
 })
 
 describe('server on a port in use', () => {
-  it('exits non-zero with a one-line message, and the first-start key is not lost', async () => {
-    const database = await freshDatabase()
-    const blocker = net.createServer()
-    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve))
-    const address = blocker.address()
-    const busyPort = typeof address === 'object' && address ? address.port : 0
-    let printed: string[]
-    try {
-      const refused = startServer({ DATABASE_URL: database.url, PORT: String(busyPort) })
-      await expectRefusedStart(refused, /EADDRINUSE|in use/i)
-      printed = printedSecrets(refused.stdout)
-    } finally {
-      await new Promise((resolve) => blocker.close(resolve))
-    }
+  // Two starts: a refused one (expectRefusedStart waits up to 20 s), then one that serves.
+  it(
+    'exits non-zero with a one-line message, and the first-start key is not lost',
+    async () => {
+      const database = await freshDatabase()
+      const blocker = net.createServer()
+      await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve))
+      const address = blocker.address()
+      const busyPort = typeof address === 'object' && address ? address.port : 0
+      let printed: string[]
+      try {
+        const refused = startServer({ DATABASE_URL: database.url, PORT: String(busyPort) })
+        await expectRefusedStart(refused, /EADDRINUSE|in use/i)
+        printed = printedSecrets(refused.stdout)
+      } finally {
+        await new Promise((resolve) => blocker.close(resolve))
+      }
 
-    // The database is no longer empty, so whichever start created the key must have shown it.
-    const child = startServer({ DATABASE_URL: database.url })
-    const url = await listening(child)
-    expect((await get(`${url}/healthz`)).status).toBe(200)
-    printed = [...new Set([...printed, ...printedSecrets(child.stdout)])]
-    expect(printed).toHaveLength(1)
-    expect((await get(`${url}/v1/operators`, printed[0])).status).toBe(200)
-    await stopGracefully(child)
-  })
+      // The database is no longer empty, so whichever start created the key must have shown it.
+      const child = startServer({ DATABASE_URL: database.url })
+      const url = await listening(child)
+      expect((await get(`${url}/healthz`)).status).toBe(200)
+      printed = [...new Set([...printed, ...printedSecrets(child.stdout)])]
+      expect(printed).toHaveLength(1)
+      expect((await get(`${url}/v1/operators`, printed[0])).status).toBe(200)
+      await stopGracefully(child)
+    },
+    20_000 + ONE_START,
+  )
 })
 
 describe('server started through a path with a space and a symlink', () => {
@@ -221,15 +240,19 @@ describe('server started through a path with a space and a symlink', () => {
     if (link) fs.rmSync(path.dirname(link), { recursive: true, force: true })
   })
 
-  it('still serves (the entry-point check compares real paths)', async () => {
-    link = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'attendance-link-')), 'my project')
-    fs.symlinkSync(ROOT, link, 'dir')
-    const database = await freshDatabase()
-    const child = startServer({ DATABASE_URL: database.url }, path.join(link, 'src', 'server.ts'))
-    const url = await listening(child)
-    expect((await get(`${url}/healthz`)).status).toBe(200)
-    await stopGracefully(child)
-  })
+  it(
+    'still serves (the entry-point check compares real paths)',
+    async () => {
+      link = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'attendance-link-')), 'my project')
+      fs.symlinkSync(ROOT, link, 'dir')
+      const database = await freshDatabase()
+      const child = startServer({ DATABASE_URL: database.url }, path.join(link, 'src', 'server.ts'))
+      const url = await listening(child)
+      expect((await get(`${url}/healthz`)).status).toBe(200)
+      await stopGracefully(child)
+    },
+    ONE_START,
+  )
 })
 
 describe('npm start', () => {
