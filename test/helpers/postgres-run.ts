@@ -15,9 +15,10 @@ declare module 'vitest' {
  *
  * Why not drop each schema when its test file is done: Kysely's migrator lists the tables of every
  * schema of the database, then asks about each by name; a schema dropped between the two by a test
- * file finishing in parallel fails another file's migration (3F000, 42P01, 42703). Nothing is
- * dropped while tests run, and a database of its own keeps other runs on the same server (other
- * worktrees, CI jobs) from dropping schemas beside this one.
+ * file finishing in parallel fails another file's migration (3F000, 42P01, 42703). No schema or
+ * table of this database is dropped while tests run (a test that drops a table works in a database of
+ * its own: test/helpers/database.ts), and a database of its own keeps other runs on the same server
+ * (other worktrees, CI jobs) from dropping schemas beside this one.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const server = project.config.env.TEST_POSTGRES_URL
