@@ -31,7 +31,13 @@ describe('dependencies', () => {
   const lock = readJson('package-lock.json') as {
     packages: Record<
       string,
-      { version?: string; engines?: { node?: string } | string[]; hasInstallScript?: boolean }
+      {
+        name?: string
+        version?: string
+        engines?: { node?: string } | string[]
+        hasInstallScript?: boolean
+        optional?: boolean
+      }
     >
   }
   const nodeRange = (location: string) => {
@@ -55,11 +61,28 @@ describe('dependencies', () => {
     expect(range && semver.satisfies(`${FIRST_NODE_MAJOR_WITH_BETTER_SQLITE3_13}.0.0`, range)).toBe(true)
   })
 
+  it('installs better-sqlite3 13 only where it can run: an optional dependency that Node.js 20 and 22 skip', () => {
+    // npm skips an optional package whose engines do not match, without the EBADENGINE warning a
+    // newcomer would read as a broken install; as a plain dependency it was installed and warned.
+    const pkg = readJson('package.json') as {
+      dependencies: Record<string, string>
+      optionalDependencies?: Record<string, string>
+    }
+    expect(pkg.optionalDependencies?.['better-sqlite3-node24']).toMatch(/^npm:better-sqlite3@/)
+    expect(pkg.dependencies['better-sqlite3-node24']).toBeUndefined()
+    expect(lock.packages[BETTER_SQLITE3_13]?.optional).toBe(true)
+  })
+
   it('names every package with an install script in allowScripts, and allows better-sqlite3', () => {
     const pkg = readJson('package.json') as { allowScripts?: Record<string, boolean> }
+    // allowScripts names packages, not install folders: an alias (better-sqlite3-node24) is the
+    // package its lock entry names. npm install adds hasInstallScript to 13 (it ships binding.gyp).
     const withScripts = Object.entries(lock.packages)
       .filter(([, entry]) => entry.hasInstallScript)
-      .map(([location]) => location.slice(location.lastIndexOf('node_modules/') + 'node_modules/'.length))
+      .map(
+        ([location, entry]) =>
+          entry.name ?? location.slice(location.lastIndexOf('node_modules/') + 'node_modules/'.length),
+      )
     const reviewed = Object.keys(pkg.allowScripts ?? {}).map((key) => key.replace(/(?<=.)@[^@]*$/, ''))
     expect(withScripts.filter((name) => !reviewed.includes(name))).toEqual([])
     expect(pkg.allowScripts?.['better-sqlite3']).toBe(true)
