@@ -254,6 +254,44 @@ describe('documentation samples', () => {
     expect(links[0]).toBe('docs/guide.md')
   })
 
+  describe('the guide after the README (a newcomer runs both, in that order)', () => {
+    const guide = fs.readFileSync(path.join(ROOT, 'docs/guide.md'), 'utf8')
+    const guideBlocks = parseBlocks('docs/guide.md').filter((block) => block.lang === 'sh')
+    const identsCreated = (text: string) => new Set([...text.matchAll(/\\?"ident\\?":\s*\\?"([^"\\]+)/g)].map((m) => m[1]))
+
+    it('starts the service on a database of its own, so that its first list is empty as it says', () => {
+      const start = guideBlocks.find((block) => /\bnpm start\b/.test(block.code))
+      expect(start?.code).toMatch(/\bDATABASE_URL=sqlite:\S+ npm start\b/)
+      expect(start?.code).not.toMatch(/DATABASE_URL=sqlite:data\/attendance\.db\b/)
+    })
+
+    it('creates no operator the README creates (a second create would answer 409)', () => {
+      const readme = identsCreated(fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8'))
+      const ours = identsCreated(guideBlocks.map((block) => block.code).join('\n'))
+      expect(readme.size).toBeGreaterThan(0)
+      expect(ours.size).toBeGreaterThan(0)
+      expect([...ours].filter((ident) => readme.has(ident))).toEqual([])
+    })
+
+    it('prints the error of a failed call instead of nulls: every jq filter names it', () => {
+      const filters = guideBlocks.flatMap((block) =>
+        [...block.code.matchAll(/\bjq\s+(?:-\w+\s+)*('[^']*'|\S+)/g)].map((m) => `${where(block)}: ${m[1]}`),
+      )
+      expect(filters.length).toBeGreaterThan(10)
+      expect(filters.filter((filter) => !/\berror\b/.test(filter))).toEqual([])
+    })
+
+    it('has the reader save their own code in a folder of their own, outside the repository', () => {
+      const saves = [...guide.matchAll(/Save this as `([^`]+)` in `([^`]+)`/g)]
+      expect(saves.length).toBe(guide.split('Save this as').length - 1)
+      for (const [, , folder] of saves) {
+        expect(folder).toMatch(/^~\//)
+        const made = guideBlocks.find((block) => block.code.includes(`mkdir -p ${folder} && cd ${folder}`))
+        expect(made, `a block that makes and enters ${folder}`).toBeDefined()
+      }
+    })
+  })
+
   for (const { document, blocks } of documents) {
     it(`${document}: every code block is runnable, checked, or marked`, () => {
       const problems: string[] = []
