@@ -257,7 +257,8 @@ describe('documentation samples', () => {
   describe('the guide after the README (a newcomer runs both, in that order)', () => {
     const guide = fs.readFileSync(path.join(ROOT, 'docs/guide.md'), 'utf8')
     const guideBlocks = parseBlocks('docs/guide.md').filter((block) => block.lang === 'sh')
-    const identsCreated = (text: string) => new Set([...text.matchAll(/\\?"ident\\?":\s*\\?"([^"\\]+)/g)].map((m) => m[1]))
+    const identsCreated = (text: string) =>
+      new Set([...text.matchAll(/\\?"ident\\?":\s*\\?"([^"\\]+)/g)].map((m) => m[1]))
 
     it('starts the service on a database of its own, so that its first list is empty as it says', () => {
       const start = guideBlocks.find((block) => /\bnpm start\b/.test(block.code))
