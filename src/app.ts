@@ -5,7 +5,7 @@ import { errors } from './core/errors.js'
 import type { Db } from './db/connection.js'
 import { loadSecret } from './db/settings.js'
 import { enforce, identify, KeyCache, registerAuth } from './http/auth.js'
-import { answerUnsupportedRequests, clientErrorHandler } from './http/client-errors.js'
+import { answerUnsupportedRequests, clientErrorHandler, requireHostHeader } from './http/client-errors.js'
 import { consoleRoutes } from './http/console.js'
 import { BODY_LIMIT_BYTES, registerErrorHandling, sendError } from './http/error-handler.js'
 import { CreateRunner, purgeExpiredIdempotencyKeys } from './http/idempotency.js'
@@ -60,6 +60,8 @@ export async function buildApp({ config, db, redis }: AppDependencies): Promise<
     requestIdHeader: false,
     genReqId: newRequestId,
     clientErrorHandler,
+    // A request without Host is refused by `requireHostHeader` below, with the envelope.
+    http: { requireHostHeader: false },
     // Errors raised before routing (a malformed URL) get the envelope too.
     frameworkErrors: (_error, request, reply) => {
       sendError(request, reply, errors.malformedUrl())
@@ -67,7 +69,7 @@ export async function buildApp({ config, db, redis }: AppDependencies): Promise<
     // Responses are serialised from simpler but equivalent schemas (see http/serialization.ts).
     schemaController: { compilersFactory: { buildSerializer: serializerFactory() } },
   })
-  answerUnsupportedRequests(app.server)
+  answerUnsupportedRequests(app.server, BODY_LIMIT_BYTES)
   app.setValidatorCompiler(validatorCompiler)
   // Only JSON bodies: anything else is 415 rather than being read as a string.
   app.removeContentTypeParser('text/plain')
@@ -79,11 +81,12 @@ export async function buildApp({ config, db, redis }: AppDependencies): Promise<
   registerErrorHandling(app)
   registerAuth(app)
 
-  // Order matters: the id header first (every response has it), then who is calling, then the
-  // rate limit (per key, so it needs the key), then the refusals.
+  // Order matters: the id header first (every response has it), then a request HTTP/1.1 forbids,
+  // then who is calling, then the rate limit (per key, so it needs the key), then the refusals.
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id)
   })
+  app.addHook('onRequest', requireHostHeader)
   app.addHook('onRequest', identify(new KeyCache(db)))
   await registerRateLimit(app, { max: config.rateLimitMax, windowMs: config.rateLimitWindowMs, redis })
   app.addHook('onRequest', enforce)

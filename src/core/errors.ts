@@ -23,6 +23,7 @@ export const ERROR_CODES = {
   invalid_cursor: { type: 'bad_request', status: 400 },
   malformed_url: { type: 'bad_request', status: 400 },
   malformed_request: { type: 'bad_request', status: 400 },
+  missing_host_header: { type: 'bad_request', status: 400 },
   request_timeout: { type: 'bad_request', status: 408 },
   expectation_failed: { type: 'bad_request', status: 417 },
   headers_too_large: { type: 'bad_request', status: 431 },
@@ -136,6 +137,8 @@ export const errors = {
   malformedUrl: () => coded('malformed_url', 'The request URL is malformed.'),
   malformedRequest: () =>
     coded('malformed_request', 'The request is not valid HTTP/1.1 (request line, header name or value).'),
+  missingHostHeader: () =>
+    coded('missing_host_header', 'HTTP/1.1 requires a Host header (RFC 9112, section 3.2); send one.'),
   requestTimeout: () => coded('request_timeout', 'The request was not received in time.'),
   expectationFailed: (expect: string) =>
     coded('expectation_failed', `Expect: ${expect} is not supported; send the request without it.`),

@@ -1,6 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { Duplex } from 'node:stream'
-import type { FastifyServerOptions } from 'fastify'
+import type { FastifyRequest, FastifyServerOptions } from 'fastify'
 import { type ApiError, errors } from '../core/errors.js'
 import { newRequestId } from './request-id.js'
 
@@ -59,8 +59,22 @@ export const clientErrorHandler: NonNullable<FastifyServerOptions['clientErrorHa
   socket.end(rawErrorResponse(errorForParserFailure(code)))
 }
 
-/** Node's `checkExpectation` (an `Expect` other than 100-continue) and `connect` events. */
-export function answerUnsupportedRequests(server: Server): void {
+/**
+ * Node's `checkContinue` (`Expect: 100-continue`), `checkExpectation` (any other `Expect`) and
+ * `connect` events.
+ */
+export function answerUnsupportedRequests(server: Server, bodyLimit: number): void {
+  // Without a listener Node says 100 Continue to every request; the client then uploads a body the
+  // body parser refuses unread, and the refusal's `Connection: close` resets the connection
+  // mid-upload: the client sees a broken pipe, not the 413. A body declared over the limit gets no
+  // 100, only the app's answer (Node closes the connection after a final status sent without a
+  // 100), so it is never sent.
+  server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
+    // A body of unknown length (chunked) may be within the limit: it is asked for.
+    const tooLarge = Number(request.headers['content-length']) > bodyLimit
+    if (!tooLarge) response.writeContinue()
+    server.emit('request', request, response)
+  })
   server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
     const error = errors.expectationFailed(request.headers.expect ?? '')
     const { headers, body } = errorAnswer(error)
@@ -70,4 +84,16 @@ export function answerUnsupportedRequests(server: Server): void {
     const path = request.url ?? ''
     socket.end(rawErrorResponse(errors.methodNotAllowed('CONNECT', path, ['DELETE', 'GET', 'PATCH', 'POST'])))
   })
+}
+
+/**
+ * An `onRequest` hook: HTTP/1.1 requires a `Host` header (RFC 9112 §3.2). Node's own check answers
+ * a bare 400 before Fastify sees the request, so the app turns it off (`requireHostHeader: false`)
+ * and refuses here, with the envelope and `X-Request-Id`. HTTP/1.0 has no such rule.
+ */
+export async function requireHostHeader(request: FastifyRequest): Promise<void> {
+  const { httpVersionMajor, httpVersionMinor, headers } = request.raw
+  if (httpVersionMajor === 1 && httpVersionMinor === 1 && headers.host === undefined) {
+    throw errors.missingHostHeader()
+  }
 }

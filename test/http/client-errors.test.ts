@@ -1,34 +1,7 @@
-import net from 'node:net'
+import type net from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/app.js'
-
-/** Sends raw bytes and reads the whole answer (the server closes the connection after it). */
-function rawRequest(port: number, bytes: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1', () => socket.write(bytes))
-    const chunks: Buffer[] = []
-    socket.on('data', (chunk) => chunks.push(chunk))
-    socket.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
-    socket.on('error', reject)
-    socket.setTimeout(5000, () => socket.destroy(new Error('no answer within 5 s')))
-  })
-}
-
-function parseAnswer(raw: string) {
-  const [head = '', body = ''] = raw.split('\r\n\r\n')
-  const [statusLine = '', ...headerLines] = head.split('\r\n')
-  const headers = Object.fromEntries(
-    headerLines.map((line) => {
-      const at = line.indexOf(':')
-      return [line.slice(0, at).toLowerCase(), line.slice(at + 1).trim()]
-    }),
-  )
-  return {
-    status: Number(statusLine.split(' ')[1]),
-    headers,
-    body: JSON.parse(body) as { error: Record<string, unknown> },
-  }
-}
+import { parseAnswer, rawRequest } from '../helpers/raw-http.js'
 
 describe('requests refused by the HTTP parser get the error envelope', () => {
   let t: TestApp

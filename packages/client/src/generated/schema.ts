@@ -1325,6 +1325,7 @@ export interface paths {
                       | 'invalid_cursor'
                       | 'malformed_url'
                       | 'malformed_request'
+                      | 'missing_host_header'
                       | 'request_timeout'
                       | 'expectation_failed'
                       | 'headers_too_large'
@@ -4113,6 +4114,7 @@ export interface components {
           | 'invalid_cursor'
           | 'malformed_url'
           | 'malformed_request'
+          | 'missing_host_header'
           | 'request_timeout'
           | 'expectation_failed'
           | 'headers_too_large'
@@ -4505,7 +4507,7 @@ export interface components {
     }
   }
   responses: {
-    /** @description Malformed request: bad JSON, a body that is not an object, a bad cursor. Codes: `invalid_json`, `invalid_body`, `invalid_cursor`, `malformed_url`, `malformed_request`. */
+    /** @description Malformed request: bad JSON, a body that is not an object, a bad cursor. Codes: `invalid_json`, `invalid_body`, `invalid_cursor`, `malformed_url`, `malformed_request`, `missing_host_header`. */
     BadRequest: {
       headers: {
         'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
