@@ -151,7 +151,7 @@ export class CreateRunner {
   ): Promise<T> {
     // A transaction of `db.transaction()` with a savepoint of our own, rather than Kysely's
     // controlled transaction and its `savepoint()`: those build objects and hand the connection
-    // over again at every step (about 4 % of a keyed create's CPU, docs/performance.md).
+    // over again at every step (about 4 % of a keyed create's CPU, docs/performance-log.md).
     const outcome = await this.db.transaction().execute(async (trx): Promise<OneTransactionOutcome<T>> => {
       const claim = await this.claim(trx, scope, print)
       if (claim.kind === 'replay') return claim

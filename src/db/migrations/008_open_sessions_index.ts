@@ -7,7 +7,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   // completed ones are nearly every row, found at once by the newest-first list index
   // (`sessions_scope`). A partial index of the open sessions replaces the (account, mode, status,
   // id) index, which every session write updated, completed or not: an API create wrote 13 index
-  // entries and now writes 12 (docs/performance.md).
+  // entries and now writes 12 (docs/performance-log.md).
   await db.schema.dropIndex('sessions_status').execute()
   await db.schema
     .createIndex('sessions_open')

@@ -54,7 +54,7 @@ export function dayTotalsQuery(
   // SQLite's planner, without statistics, would rather read the month through sessions_work_date
   // and sort it; a unary + on the range's column (SQLite's own idiom) keeps that index out, so it
   // takes sessions_timesheet, in group order, and stops after `take` groups. PostgreSQL plans on
-  // statistics and needs no such hint (the plans are in docs/performance.md).
+  // statistics and needs no such hint (the plans are in docs/performance-log.md).
   const workDate = db.getExecutor().adapter instanceof PostgresAdapter ? sql`work_date` : sql`+work_date`
   return (
     db
