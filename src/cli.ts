@@ -3,15 +3,23 @@ import { ConfigError, loadConfig } from './config.js'
 import { type Db, openDatabase } from './db/connection.js'
 import { migrateToLatest } from './db/migrate.js'
 import { isScope, type Scope } from './modules/keys/scopes.js'
-import { createKey, listKeys, revokeKey } from './modules/keys/service.js'
+import {
+  createKey,
+  keyLabel,
+  listKeys,
+  MAX_KEY_LABEL_LENGTH,
+  revokeKey,
+  setKeyLabel,
+} from './modules/keys/service.js'
 
 const USAGE = `Usage: npm run --silent cli -- <command>
 
 Commands:
   migrate                          bring the database schema up to date
-  keys create --account <name> --mode test|live [--scopes a,b] [--expires-at <ISO>] [--json]
+  keys create --account <name> --mode test|live [--scopes a,b] [--expires-at <ISO>] [--label <text>] [--json]
                                    create a key (and the account if new); the secret is shown only here
   keys list [--json]               list keys (never their secrets)
+  keys label <id> <text>           set a key's label (at most ${MAX_KEY_LABEL_LENGTH} characters; "" clears it)
   keys revoke <id>                 revoke a key (effective within 5 s in running servers)
   serve                            serve the API (same as npm start)
   worker                           deliver webhooks in this process (run the API with WORKER=off)
@@ -29,6 +37,7 @@ async function main(argv: string[]): Promise<void> {
       mode: { type: 'string' },
       scopes: { type: 'string' },
       'expires-at': { type: 'string' },
+      label: { type: 'string' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -53,7 +62,14 @@ async function main(argv: string[]): Promise<void> {
   }
 }
 
-type Options = { account?: string; mode?: string; scopes?: string; 'expires-at'?: string; json?: boolean }
+type Options = {
+  account?: string
+  mode?: string
+  scopes?: string
+  'expires-at'?: string
+  label?: string
+  json?: boolean
+}
 
 function databaseTask(
   command: string,
@@ -69,13 +85,14 @@ function databaseTask(
       mode: parseMode(values.mode),
       scopes: values.scopes === undefined ? undefined : parseScopes(values.scopes),
       expiresAt: values['expires-at'] === undefined ? undefined : parseInstant(values['expires-at']),
+      label: values.label === undefined ? null : parseLabel(values.label),
     }
     return async (db) => {
       const key = await createKey(db, input)
       console.log(
         values.json
           ? JSON.stringify(key)
-          : `Created ${key.id} (${key.mode}) for ${key.account_id}:\n${key.secret}`,
+          : `Created ${key.id} (${key.mode}${key.label === null ? '' : `, "${key.label}"`}) for ${key.account_id}:\n${key.secret}`,
       )
     }
   }
@@ -86,8 +103,25 @@ function databaseTask(
       else
         for (const k of keys)
           console.log(
-            [k.id, k.account, k.mode, `${k.prefix}…`, k.revoked_at ? 'revoked' : 'active'].join('\t'),
+            [
+              k.id,
+              k.account,
+              k.mode,
+              `${k.prefix}…`,
+              k.revoked_at ? 'revoked' : 'active',
+              k.label ?? '',
+            ].join('\t'),
           )
+    }
+  }
+  if (command === 'keys' && sub === 'label') {
+    const id = required(arg, 'the key id')
+    const text = positionals[3]
+    if (text === undefined) throw new UsageError('Missing the label (an empty one, "", clears it).')
+    const label = parseLabel(text)
+    return async (db) => {
+      if (!(await setKeyLabel(db, id, label))) throw new UsageError(`No such key: ${id}`)
+      console.log(values.json ? JSON.stringify({ id, label }) : `Labelled ${id}: ${label ?? '(no label)'}.`)
     }
   }
   if (command === 'keys' && sub === 'revoke') {
@@ -119,6 +153,12 @@ function parseScopes(value: string): Scope[] {
   if (bad.length || scopes.length === 0)
     throw new UsageError(`Unknown scope(s): ${bad.join(', ') || '(none given)'}.`)
   return scopes as Scope[]
+}
+
+function parseLabel(value: string): string | null {
+  const label = keyLabel(value)
+  if (label === undefined) throw new UsageError(`A label has at most ${MAX_KEY_LABEL_LENGTH} characters.`)
+  return label
 }
 
 function parseInstant(value: string): Date {

@@ -7,14 +7,16 @@ import { type CreatedKey, countAccounts, createKey } from './modules/keys/servic
 
 /**
  * Opens the database, migrates it and builds the app, as `npm start` and `cli serve` do. On an
- * empty database it creates the `default` account and one test key, returned for printing.
+ * empty database it creates the `default` account and one test key labelled `first key`, returned
+ * for printing.
  */
 export async function startApp(config: Config) {
   // The server's connection is the only one of its process: SQLite may commit in groups.
   const { db } = openDatabase(config.databaseUrl, { groupCommit: true })
   await migrateToLatest(db)
   let firstKey: CreatedKey | undefined
-  if ((await countAccounts(db)) === 0) firstKey = await createKey(db, { account: 'default', mode: 'test' })
+  if ((await countAccounts(db)) === 0)
+    firstKey = await createKey(db, { account: 'default', mode: 'test', label: 'first key' })
   const redis = config.redisUrl
     ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false })
     : undefined

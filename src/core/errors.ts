@@ -39,7 +39,9 @@ export const ERROR_CODES = {
   overlapping_session: { type: 'conflict', status: 409 },
   endpoint_disabled: { type: 'conflict', status: 409 },
   session_open: { type: 'conflict', status: 409 },
+  check_out_missing: { type: 'conflict', status: 409 },
   period_closed: { type: 'conflict', status: 409 },
+  period_not_over: { type: 'conflict', status: 409 },
   pending_reviews: { type: 'conflict', status: 409 },
   overlapping_period: { type: 'conflict', status: 409 },
   idempotency_key_reuse: { type: 'conflict', status: 409 },
@@ -182,10 +184,20 @@ export const errors = {
       'period_closed',
       `The work date ${date} lies in the closed pay period ${periodId}; reopen the period to change its sessions.`,
     ),
-  pendingReviews: (pending: number, open: number) =>
+  checkOutMissing: (id: string) =>
+    coded(
+      'check_out_missing',
+      `Session ${id} has no check-out (it was closed for an over-long shift); set its check-out by PATCH /v1/sessions/${id} first, then approve it.`,
+    ),
+  periodNotOver: (endDate: string, closableAt: string, timeZone: string) =>
+    coded(
+      'period_not_over',
+      `The period ends on ${endDate}; it can be closed from ${closableAt}, once the next day has begun in every time zone of the account's locations (${timeZone} last).`,
+    ),
+  pendingReviews: (counts: { pending: number; open: number; withoutCheckOut: number }) =>
     coded(
       'pending_reviews',
-      `The period cannot be closed: ${pending} session(s) await review (pending) and ${open} session(s) are still open.`,
+      `The period cannot be closed: of the sessions whose work date is in it, ${counts.pending} pending, ${counts.open} still open, ${counts.withoutCheckOut} without a check-out (set it by PATCH, then approve).`,
     ),
   overlappingPeriod: (otherId: string) =>
     coded('overlapping_period', `The dates overlap the pay period ${otherId}.`, { param: 'start_date' }),

@@ -8,6 +8,7 @@ import * as m005 from './migrations/005_webhook_operations.js'
 import * as m006 from './migrations/006_integrity.js'
 import * as m007 from './migrations/007_review_and_pay_periods.js'
 import * as m008 from './migrations/008_open_sessions_index.js'
+import * as m009 from './migrations/009_api_key_labels.js'
 
 // Migrations are imported statically so the built service and tsx runs need no file-system scan.
 const migrations: Record<string, Migration> = {
@@ -19,6 +20,7 @@ const migrations: Record<string, Migration> = {
   '006_integrity': m006,
   '007_review_and_pay_periods': m007,
   '008_open_sessions_index': m008,
+  '009_api_key_labels': m009,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

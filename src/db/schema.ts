@@ -52,6 +52,8 @@ export interface ApiKeysTable {
   expires_at: number | null
   revoked_at: number | null
   created_at: number
+  /** What people call the key (at most 100 characters), shown beside `key_id` in a session's history. */
+  label: string | null
 }
 
 export interface IdempotencyKeysTable {

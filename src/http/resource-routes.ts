@@ -49,7 +49,8 @@ export interface ResourceDefinition<
     /** Error statuses of the delete's own rules (a session in a closed pay period: 409). */
     errorStatuses?: number[]
   }
-  list: {
+  /** Absent when the resource pages its list by another key than the id (sessions by work date). */
+  list?: {
     query: Query
     run: (
       db: Executor,
@@ -160,6 +161,7 @@ export function registerResourceRoutes<
   }
 
   const list = def.list
+  if (!list) return
   app.get(
     def.path,
     {

@@ -74,3 +74,23 @@ export function calendarDate(ms: number, timeZone: string): string {
 }
 
 const US_DATE = /^(\d{2})\/(\d{2})\/(\d+) (\S+)$/
+
+/**
+ * The first instant of `date` in an IANA time zone: when a wall clock there first showed that date.
+ * Found by bisection over the instants where it can lie (zones are UTC−12 to UTC+14, a DST jump
+ * adds an hour or two), so a day that does not begin at 00:00 (a DST change at midnight skips it)
+ * needs no special case: its first instant is the jump. About 27 steps of `calendarDate`.
+ */
+export function startOfDate(date: string, timeZone: string): number {
+  const midnight = parseDate(date)
+  if (midnight === undefined) throw new RangeError(`not a date: ${date}`)
+  // Before: the zone still shows an earlier date; at: it shows `date` (or later) already.
+  let before = midnight - 16 * 3_600_000
+  let at = midnight + 15 * 3_600_000
+  while (at - before > 1) {
+    const middle = before + Math.floor((at - before) / 2)
+    if (calendarDate(middle, timeZone) < date) before = middle
+    else at = middle
+  }
+  return at
+}

@@ -24,6 +24,20 @@ export interface CreatedKey {
   mode: Mode
   scopes: Scope[]
   expires_at: string | null
+  label: string | null
+}
+
+/** The longest label a key may have, in characters. */
+export const MAX_KEY_LABEL_LENGTH = 100
+
+/**
+ * A label as stored: trimmed, and null when nothing is left (an empty label is no label). Undefined
+ * when it is longer than MAX_KEY_LABEL_LENGTH characters.
+ */
+export function keyLabel(text: string): string | null | undefined {
+  const label = text.trim()
+  if ([...label].length > MAX_KEY_LABEL_LENGTH) return undefined
+  return label === '' ? null : label
 }
 
 export function hashSecret(secret: string): string {
@@ -48,7 +62,7 @@ export async function ensureAccount(db: Db, name: string): Promise<string> {
 
 export async function createKey(
   db: Db,
-  input: { account: string; mode: Mode; scopes?: Scope[]; expiresAt?: Date },
+  input: { account: string; mode: Mode; scopes?: Scope[]; expiresAt?: Date; label?: string | null },
 ): Promise<CreatedKey> {
   const accountId = await ensureAccount(db, input.account)
   // 192 random bits; only the SHA-256 of the secret is stored. A fast hash is enough because the
@@ -68,6 +82,7 @@ export async function createKey(
       expires_at: input.expiresAt?.getTime() ?? null,
       revoked_at: null,
       created_at: Date.now(),
+      label: input.label ?? null,
     })
     .execute()
   return {
@@ -77,6 +92,7 @@ export async function createKey(
     mode: input.mode,
     scopes,
     expires_at: input.expiresAt?.toISOString() ?? null,
+    label: input.label ?? null,
   }
 }
 
@@ -111,6 +127,7 @@ export async function listKeys(db: Db) {
       'api_keys.expires_at',
       'api_keys.revoked_at',
       'api_keys.created_at',
+      'api_keys.label',
     ])
     .orderBy('api_keys.id')
     .execute()
@@ -124,7 +141,14 @@ export async function listKeys(db: Db) {
     created: new Date(r.created_at).toISOString(),
     expires_at: toIsoOrNull(r.expires_at),
     revoked_at: toIsoOrNull(r.revoked_at),
+    label: r.label,
   }))
+}
+
+/** Sets (or, with null, clears) a key's label; true when the key exists. */
+export async function setKeyLabel(db: Db, id: string, label: string | null): Promise<boolean> {
+  const result = await db.updateTable('api_keys').set({ label }).where('id', '=', id).executeTakeFirst()
+  return result.numUpdatedRows > 0n
 }
 
 /** Revokes a key; true when the key exists (revoking twice is harmless). */

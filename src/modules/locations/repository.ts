@@ -43,6 +43,17 @@ export function findLocationsBy(db: Executor, owner: Owner, column: 'id' | 'name
   return locationsBy[column].rows(db, { ...owner, value })
 }
 
+/** The distinct time zones of the caller's locations (a few rows: one per zone, not per location). */
+export async function findTimeZonesInUse(db: Executor, auth: AuthContext): Promise<string[]> {
+  const rows = await db
+    .selectFrom('locations')
+    .select('timezone')
+    .distinct()
+    .where((eb) => eb.and(ownedBy(auth)))
+    .execute()
+  return rows.map((row) => row.timezone)
+}
+
 export async function insertLocation(trx: Trx, row: LocationRow) {
   await trx.insertInto('locations').values(row).execute()
 }

@@ -18,6 +18,7 @@ import {
   deleteLocationRow,
   findLocation,
   findLocationsBy,
+  findTimeZonesInUse,
   insertLocation,
   type LocationRow,
   listLocationRows,
@@ -57,6 +58,15 @@ export function retrieveLocation(db: Executor, auth: AuthContext, id: string): P
 }
 
 export const listLocations = listService(listLocationRows, toLocation)
+
+/**
+ * The time zones the caller's locations use; UTC when it has none (a session without a location
+ * is dated in UTC, and so is an account that has not placed any).
+ */
+export async function timeZonesInUse(db: Executor, auth: AuthContext): Promise<string[]> {
+  const zones = await findTimeZonesInUse(db, auth)
+  return zones.length === 0 ? ['UTC'] : zones
+}
 
 export function updateLocation(
   trx: Trx,

@@ -2,6 +2,7 @@ import { errors } from '../../core/errors.js'
 import type { AuthContext } from '../../core/identity.js'
 import type { Executor, Trx } from '../../db/connection.js'
 import { toFlag } from '../../db/schema.js'
+import { ownedBy } from '../../db/scope.js'
 import { changedFields } from '../../lib/changes.js'
 import { recordEvent } from '../events/outbox.js'
 import { resolveReference } from '../shared/references.js'
@@ -80,6 +81,26 @@ export function updateOperator(
 /** DELETE: a soft delete. Past sessions stay; deleting an inactive operator changes nothing. */
 export async function deactivateOperator(trx: Trx, auth: AuthContext, id: string): Promise<Operator> {
   return updateOperator(trx, auth, id, { is_active: false })
+}
+
+/**
+ * The caller's operator that a list filter names by `operator_id` and/or `operator_ident`; undefined
+ * when they name none, or two different ones (a filter that matches nothing, not an error).
+ */
+export async function findNamedOperator(
+  db: Executor,
+  auth: AuthContext,
+  filter: { operator_id?: string; operator_ident?: string },
+): Promise<OperatorRow | undefined> {
+  const { operator_id: id, operator_ident: ident } = filter
+  const [operator] = await findOperatorsBy(
+    db,
+    ownedBy(auth),
+    id !== undefined ? 'id' : 'ident',
+    id ?? ident ?? '',
+  )
+  if (ident !== undefined && operator?.ident !== ident) return undefined
+  return operator
 }
 
 /**

@@ -99,7 +99,7 @@ export async function payPeriodRoutes(instance: FastifyInstance): Promise<void> 
   action(
     'close',
     'Close a pay period',
-    '409 `pending_reviews` while a session whose work date is in the period is `pending` or still open (the message gives both counts). Afterwards creating, editing, deleting, approving or rejecting such a session answers 409 `period_closed`, and scans that would open or complete one are flagged `period_closed`. Closing a closed period changes nothing. Emits `pay_period.closed`.',
+    "409 `period_not_over` until the day after `end_date` has begun in every time zone of the account's locations (UTC without any; the message gives the instant it can close). Then 409 `pending_reviews` while a session whose work date is in the period is `pending`, still open, or completed without a check-out and not rejected (the message gives the counts). Afterwards creating, editing, deleting, approving or rejecting such a session answers 409 `period_closed`, and scans that would open or complete one are flagged `period_closed`. Closing a closed period changes nothing. Emits `pay_period.closed`.",
   )
   action(
     'reopen',

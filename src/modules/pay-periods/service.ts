@@ -1,9 +1,11 @@
 import { errors } from '../../core/errors.js'
 import type { AuthContext } from '../../core/identity.js'
 import type { Trx } from '../../db/connection.js'
-import { daysBetween } from '../../lib/dates.js'
+import { addDays, daysBetween, startOfDate } from '../../lib/dates.js'
 import { newId } from '../../lib/ids.js'
+import { toIso } from '../../lib/time.js'
 import { recordEvent } from '../events/outbox.js'
+import { timeZonesInUse } from '../locations/service.js'
 import {
   countUnsettledSessions,
   findClosedPeriodHolding,
@@ -54,19 +56,37 @@ export async function createPayPeriod(
 }
 
 /**
- * Closes a period once no session whose work date is in it awaits review or is still open (409
- * `pending_reviews` with both counts otherwise). Under the exclusive pay-period lock, so a session
- * written concurrently is either counted here or refused with `period_closed` after. Closing a
- * closed period changes nothing.
+ * Closes a period once it is over and no session whose work date is in it awaits review, is still
+ * open, or lacks a check-out (409 `period_not_over`, then `pending_reviews` with the counts). Under
+ * the exclusive pay-period lock, so a session written concurrently is either counted here or refused
+ * with `period_closed` after. Closing a closed period changes nothing.
  */
 export async function closePayPeriod(trx: Trx, auth: AuthContext, id: string): Promise<PayPeriod> {
   await lockPayPeriods(trx, auth, 'exclusive')
   const current = await findPayPeriod(trx, auth, id, true)
   if (!current) throw errors.notFound('pay_period', id)
   if (current.status === 'closed') return toPayPeriod(current)
-  const { pending, open } = await countUnsettledSessions(trx, auth, current.start_date, current.end_date)
-  if (pending > 0 || open > 0) throw errors.pendingReviews(pending, open)
+  await assertPeriodOver(trx, auth, current.end_date)
+  const unsettled = await countUnsettledSessions(trx, auth, current.start_date, current.end_date)
+  if (unsettled.pending > 0 || unsettled.open > 0 || unsettled.withoutCheckOut > 0) {
+    throw errors.pendingReviews(unsettled)
+  }
   return setStatus(trx, auth, current, 'closed')
+}
+
+/**
+ * 409 `period_not_over` until the day after `endDate` has begun in every time zone the account's
+ * locations use: a session can still be worked on `endDate` wherever that day has not ended, and a
+ * period closed then would refuse it. The zone where the day ends last (the latest instant) governs.
+ */
+async function assertPeriodOver(trx: Trx, auth: AuthContext, endDate: string): Promise<void> {
+  const nextDay = addDays(endDate, 1)
+  let closable = { at: Number.NEGATIVE_INFINITY, zone: 'UTC' }
+  for (const zone of await timeZonesInUse(trx, auth)) {
+    const at = startOfDate(nextDay, zone)
+    if (at > closable.at) closable = { at, zone }
+  }
+  if (Date.now() < closable.at) throw errors.periodNotOver(endDate, toIso(closable.at), closable.zone)
 }
 
 /** Opens a closed period again: its sessions can be changed and reviewed. */

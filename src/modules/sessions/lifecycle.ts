@@ -512,9 +512,10 @@ export async function inClosedPeriod(trx: Trx, auth: AuthContext, workDate: stri
 
 /**
  * Approves or rejects a completed session (409 `session_open` while open; `period_closed` in a
- * closed period; a rejection needs a note). A reviewed session may be reviewed again (a rejection
- * overturned). `is_flagged` and `flag_reason` stay: they say how the session came to be. Writes a
- * revision (`approved` / `rejected`) and emits `session.updated` with `previous_attributes`.
+ * closed period; `check_out_missing` to approve one without a check-out; a rejection needs a
+ * note). A reviewed session may be reviewed again (a rejection overturned). `is_flagged` and
+ * `flag_reason` stay: they say how the session came to be. Writes a revision (`approved` /
+ * `rejected`) and emits `session.updated` with `previous_attributes`.
  */
 export async function reviewSession(
   trx: Trx,
@@ -533,6 +534,9 @@ export async function reviewSession(
     changes: async (current) => {
       if (current.status === 'open') throw errors.sessionOpen(id)
       await assertWorkDatesOpen(trx, auth, current.work_date, current.work_date)
+      // Closed for an over-long shift: approving would pay a session nobody knows the end of. A
+      // PATCH sets the check-out (and re-flags it); rejecting it needs no check-out.
+      if (decision === 'approved' && current.check_out_at === null) throw errors.checkOutMissing(id)
       if (decision === 'approved' && current.review_status === 'rejected')
         await refuseOverlap(trx, auth, current)
       return {

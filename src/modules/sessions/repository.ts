@@ -41,13 +41,14 @@ export function toSession(row: SessionRow): Session {
   }
 }
 
-export function toRevision(row: RevisionRow): SessionRevision {
+export function toRevision(row: RevisionRow & { key_label: string | null }): SessionRevision {
   return {
     object: 'session_revision',
     id: row.id,
     session_id: row.session_id,
     action: row.action,
     key_id: row.key_id,
+    key_label: row.key_label,
     livemode: row.livemode === 1,
     created: toIso(row.created_at),
     before: row.before === null ? null : (JSON.parse(row.before) as Session),
@@ -221,6 +222,7 @@ export async function updateSessionRow(trx: Trx, id: string, changes: Partial<Se
 
 export interface SessionFilters {
   operator_id?: string
+  operator_ident?: string
   device_id?: string
   location_id?: string
   is_flagged?: boolean
@@ -231,6 +233,17 @@ export interface SessionFilters {
   work_date_from?: string
   work_date_to?: string
 }
+
+/** A session's place in the list by work date: its work date, then its id. */
+export type WorkDateKey = [workDate: string, id: string]
+
+/**
+ * Where a page starts, in the list's order: newest first, below an id (`created`); or by work date,
+ * after a work date and id (`work_date`). Undefined: the first page.
+ */
+export type SessionPageStart =
+  | { order: 'created'; beforeId: string | undefined }
+  | { order: 'work_date'; after: WorkDateKey | undefined }
 
 /** The unfiltered list, the service's most common read: compiled once (db/compiled.ts). */
 const listPage = compiled((db, p: { accountId: string; livemode: 0 | 1; beforeId: string; take: number }) =>
@@ -248,12 +261,12 @@ const listPage = compiled((db, p: { accountId: string; livemode: 0 | 1; beforeId
 const AFTER_EVERY_ID = '~'
 
 /**
- * No filter given. `f` may carry the whole list query (the page size and cursor are not filters);
- * any other field set, known here or added later, takes the general query.
+ * No filter given. `f` may carry the whole list query (the page size, cursor and order are not
+ * filters); any other field set, known here or added later, takes the general query.
  */
 function isUnfiltered(f: SessionFilters): boolean {
   return Object.entries(f).every(
-    ([name, value]) => value === undefined || name === 'limit' || name === 'cursor',
+    ([name, value]) => value === undefined || name === 'limit' || name === 'cursor' || name === 'order',
   )
 }
 
@@ -261,43 +274,60 @@ export async function listSessionRows(
   db: Executor,
   auth: AuthContext,
   f: SessionFilters,
-  beforeId: string | undefined,
+  start: SessionPageStart,
   take: number,
 ) {
-  if (isUnfiltered(f)) {
+  if (start.order === 'created' && isUnfiltered(f)) {
     return listPage.rows(db, {
       accountId: auth.accountId,
       livemode: toFlag(auth.livemode),
-      beforeId: beforeId ?? AFTER_EVERY_ID,
+      beforeId: start.beforeId ?? AFTER_EVERY_ID,
       take,
     })
   }
-  return filteredSessionsQuery(db, auth, f, beforeId, take).execute()
+  return filteredSessionsQuery(db, auth, f, start, take).execute()
 }
 
-/** A page of a filtered list (exported so a test can read its query plan). */
+/** A page of a filtered list, or of any list by work date (exported so a test can read its query plan). */
 export function filteredSessionsQuery(
   db: Executor,
   auth: AuthContext,
   f: SessionFilters,
-  beforeId: string | undefined,
+  start: SessionPageStart,
   take: number,
 ) {
-  return (
-    visible(db, auth)
-      .$if(f.operator_id !== undefined, (q) => q.where('operator_id', '=', f.operator_id ?? ''))
-      .$if(f.device_id !== undefined, (q) => q.where('device_code', '=', f.device_id ?? ''))
-      .$if(f.location_id !== undefined, (q) => q.where('location_id', '=', f.location_id ?? ''))
-      .$if(f.is_flagged !== undefined, (q) => q.where('is_flagged', '=', toFlag(f.is_flagged ?? false)))
-      // A literal: SQLite reads open sessions through their partial index only when it sees `'open'`.
-      .$if(f.status !== undefined, (q) => q.where('status', '=', indexedConstant(f.status ?? 'open')))
-      .$if(f.checkInFrom !== undefined, (q) => q.where('check_in_at', '>=', f.checkInFrom ?? 0))
-      .$if(f.checkInTo !== undefined, (q) => q.where('check_in_at', '<', f.checkInTo ?? 0))
-      .$if(f.review_status !== undefined, (q) => q.where('review_status', '=', f.review_status ?? 'pending'))
-      .$if(f.work_date_from !== undefined, (q) => q.where('work_date', '>=', f.work_date_from ?? ''))
-      .$if(f.work_date_to !== undefined, (q) => q.where('work_date', '<=', f.work_date_to ?? ''))
-      .$if(beforeId !== undefined, (q) => q.where('id', '<', beforeId ?? ''))
+  const filtered = visible(db, auth)
+    .$if(f.operator_id !== undefined, (q) => q.where('operator_id', '=', f.operator_id ?? ''))
+    .$if(f.operator_ident !== undefined, (q) => q.where('operator_ident', '=', f.operator_ident ?? ''))
+    .$if(f.device_id !== undefined, (q) => q.where('device_code', '=', f.device_id ?? ''))
+    .$if(f.location_id !== undefined, (q) => q.where('location_id', '=', f.location_id ?? ''))
+    .$if(f.is_flagged !== undefined, (q) => q.where('is_flagged', '=', toFlag(f.is_flagged ?? false)))
+    // A literal: SQLite reads open sessions through their partial index only when it sees `'open'`.
+    .$if(f.status !== undefined, (q) => q.where('status', '=', indexedConstant(f.status ?? 'open')))
+    .$if(f.checkInFrom !== undefined, (q) => q.where('check_in_at', '>=', f.checkInFrom ?? 0))
+    .$if(f.checkInTo !== undefined, (q) => q.where('check_in_at', '<', f.checkInTo ?? 0))
+    .$if(f.review_status !== undefined, (q) => q.where('review_status', '=', f.review_status ?? 'pending'))
+    .$if(f.work_date_from !== undefined, (q) => q.where('work_date', '>=', f.work_date_from ?? ''))
+    .$if(f.work_date_to !== undefined, (q) => q.where('work_date', '<=', f.work_date_to ?? ''))
+  if (start.order === 'created') {
+    return filtered
+      .$if(start.beforeId !== undefined, (q) => q.where('id', '<', start.beforeId ?? ''))
       .orderBy('id', 'desc')
+      .limit(take)
+  }
+  const after = start.after
+  return (
+    filtered
+      // After (work date, id): a range from the work date (which an index on it can seek to), then
+      // the rest of that date's sessions past the id.
+      .$if(after !== undefined, (q) => {
+        const [workDate, id] = after ?? ['', '']
+        return q
+          .where('work_date', '>=', workDate)
+          .where((eb) => eb.or([eb('work_date', '>', workDate), eb('id', '>', id)]))
+      })
+      .orderBy('work_date')
+      .orderBy('id')
       .limit(take)
   )
 }
@@ -360,13 +390,18 @@ export async function listRevisionRows(
   beforeId: string | undefined,
   take: number,
 ) {
+  // The key's label as it is now, joined in the page's one query; the service's own changes
+  // (`key_id` `service`) match no key.
   return db
-    .selectFrom('session_revisions')
-    .selectAll()
-    .where((eb) => eb.and(ownedBy(auth)))
-    .where('session_id', '=', sessionId)
-    .$if(beforeId !== undefined, (q) => q.where('id', '<', beforeId ?? ''))
-    .orderBy('id', 'desc')
+    .selectFrom('session_revisions as r')
+    .leftJoin('api_keys as k', 'k.id', 'r.key_id')
+    .selectAll('r')
+    .select('k.label as key_label')
+    .where('r.account_id', '=', auth.accountId)
+    .where('r.livemode', '=', toFlag(auth.livemode))
+    .where('r.session_id', '=', sessionId)
+    .$if(beforeId !== undefined, (q) => q.where('r.id', '<', beforeId ?? ''))
+    .orderBy('r.id', 'desc')
     .limit(take)
     .execute()
 }

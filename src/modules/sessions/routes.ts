@@ -18,7 +18,7 @@ import {
   SessionRevision,
   UpdateSessionBody,
 } from './schemas.js'
-import { listSessions, retrieveSession } from './service.js'
+import { isWorkDateKey, listSessions, retrieveSession, workDateKeyOf } from './service.js'
 
 export async function sessionRoutes(instance: FastifyInstance): Promise<void> {
   registerResourceRoutes(instance, {
@@ -36,10 +36,49 @@ export async function sessionRoutes(instance: FastifyInstance): Promise<void> {
       run: deleteSession,
       errorStatuses: [409],
     },
-    list: { query: ListSessionsQuery, run: listSessions },
   })
 
   const app = instance.withTypeProvider<TypeBoxTypeProvider>()
+
+  // The list is declared here rather than by registerResourceRoutes: besides newest first (by id,
+  // as every list) it pages by work date, a key of two parts, under a cursor of its own.
+  app.get(
+    '/v1/sessions',
+    {
+      config: { scope: 'sessions:read' },
+      schema: {
+        tags: ['Sessions'],
+        summary: 'List sessions, newest first or by work date',
+        querystring: ListSessionsQuery,
+        response: {
+          200: listEnvelope(ref(Session), 'A page of sessions, newest first or by work date (`order`).'),
+        },
+      },
+    },
+    (request) => {
+      const auth = requireAuth(request)
+      const { query } = request
+      if (query.order === 'work_date') {
+        return app.paginator.pageByKey(
+          'session:work_date',
+          auth,
+          query,
+          (after, take) => listSessions(app.db, auth, query, { order: 'work_date', after }, take),
+          workDateKeyOf,
+          isWorkDateKey,
+          (session) => session,
+        )
+      }
+      // The list name every cursor of this list carried before it had an order: they stay valid.
+      return app.paginator.page(
+        'session',
+        auth,
+        query,
+        (beforeId, take) => listSessions(app.db, auth, query, { order: 'created', beforeId }, take),
+        (session) => session,
+      )
+    },
+  )
 
   for (const [verb, decision, body] of [
     ['approve', 'approved', ApproveSessionBody],
@@ -61,7 +100,11 @@ export async function sessionRoutes(instance: FastifyInstance): Promise<void> {
             verb === 'approve'
               ? ' (the body and its `note` are optional)'
               : ' (`note` is required: 422 `missing_param`; a rejected session stays readable and counts for nothing)'
-          }. An open session: 409 \`session_open\`; a work date in a closed pay period: 409 \`period_closed\`. Writes a revision (action \`${decision}\`) and emits \`session.updated\` with \`previous_attributes\`. Scope \`sessions:approve\`, which \`sessions:write\` does not imply.`,
+          }. An open session: 409 \`session_open\`; a work date in a closed pay period: 409 \`period_closed\`${
+            verb === 'approve'
+              ? '; a session without a check-out (closed for an over-long shift): 409 `check_out_missing`, set it by PATCH first'
+              : ''
+          }. Writes a revision (action \`${decision}\`) and emits \`session.updated\` with \`previous_attributes\`. Scope \`sessions:approve\`, which \`sessions:write\` does not imply.`,
           params: IdParams,
           body,
           response: { 200: ref(Session, `The session, ${decision}.`), ...errorResponses(409) },

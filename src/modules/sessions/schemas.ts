@@ -110,7 +110,19 @@ export type UpdateSessionBody = Static<typeof UpdateSessionBody>
 export const ListSessionsQuery = Type.Object(
   {
     ...paginationQuery,
+    order: Type.Optional(
+      Type.Union([Type.Literal('created'), Type.Literal('work_date')], {
+        description:
+          '`created` (the default): newest first. `work_date`: oldest work date first, sessions of one work date oldest first (the review queue). A cursor belongs to its order: used with the other, 400 `invalid_cursor`.',
+      }),
+    ),
     operator_id: Type.Optional(Type.String({ maxLength: 64 })),
+    operator_ident: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description: "An operator's ident, exactly as written (an unknown one lists nothing).",
+      }),
+    ),
     device_id: Type.Optional(Type.String({ maxLength: 64, description: "A device's code." })),
     location_id: Type.Optional(Type.String({ maxLength: 64 })),
     is_flagged: Type.Optional(Type.Boolean()),
@@ -159,6 +171,10 @@ export const SessionRevision = Type.Object(
     key_id: Type.String({
       description:
         'The API key that made the change; `service` when the service closed a forgotten check-out.',
+    }),
+    key_label: Type.Union([Type.String(), Type.Null()], {
+      description:
+        "The label of the key in `key_id` as it is now (set with the CLI's `keys label`); null for an unlabelled key and for the service's own changes.",
     }),
     livemode: Type.Boolean(),
     created: Timestamp,

@@ -1,9 +1,16 @@
 import type { AuthContext } from '../../core/identity.js'
 import { instantOf } from '../../core/instants.js'
 import type { Executor } from '../../db/connection.js'
+import { findNamedOperator } from '../operators/service.js'
 import { retrieveResource } from '../shared/resources.js'
 import { sessions } from './lifecycle.js'
-import { listSessionRows, toSession } from './repository.js'
+import {
+  listSessionRows,
+  type SessionFilters,
+  type SessionPageStart,
+  toSession,
+  type WorkDateKey,
+} from './repository.js'
 import type { ListSessionsQuery, Session } from './schemas.js'
 
 /** Reads of sessions; every change to one goes through `lifecycle.ts`. */
@@ -12,24 +19,35 @@ export function retrieveSession(db: Executor, auth: AuthContext, id: string): Pr
   return retrieveResource(db, auth, sessions, id)
 }
 
+/** A page of the list in the order `start` names (see `SessionPageStart`). */
 export async function listSessions(
   db: Executor,
   auth: AuthContext,
   query: ListSessionsQuery,
-  beforeId: string | undefined,
+  start: SessionPageStart,
   take: number,
 ): Promise<Session[]> {
-  const rows = await listSessionRows(
-    db,
-    auth,
-    {
-      ...query,
-      checkInFrom:
-        query.check_in_from === undefined ? undefined : instantOf(query.check_in_from, 'check_in_from'),
-      checkInTo: query.check_in_to === undefined ? undefined : instantOf(query.check_in_to, 'check_in_to'),
-    },
-    beforeId,
-    take,
-  )
+  const filters: SessionFilters = {
+    ...query,
+    checkInFrom:
+      query.check_in_from === undefined ? undefined : instantOf(query.check_in_from, 'check_in_from'),
+    checkInTo: query.check_in_to === undefined ? undefined : instantOf(query.check_in_to, 'check_in_to'),
+  }
+  if (query.operator_id !== undefined || query.operator_ident !== undefined) {
+    const operator = await findNamedOperator(db, auth, query)
+    if (!operator) return []
+    // An operator's sessions carry its id and its ident (which never changes): filtered by both,
+    // the database reads them through whichever index serves the order, by id (newest first) or by
+    // ident and work date, without reading other operators' sessions.
+    filters.operator_id = operator.id
+    filters.operator_ident = operator.ident
+  }
+  const rows = await listSessionRows(db, auth, filters, start, take)
   return rows.map(toSession)
 }
+
+/** A session's key in the list by work date, which its cursor carries. */
+export const workDateKeyOf = (session: Session): WorkDateKey => [session.work_date, session.id]
+
+export const isWorkDateKey = (value: unknown): value is WorkDateKey =>
+  Array.isArray(value) && value.length === 2 && typeof value[0] === 'string' && typeof value[1] === 'string'

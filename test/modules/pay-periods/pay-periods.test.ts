@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { addDays, calendarDate } from '../../../src/lib/dates.js'
 import { newId } from '../../../src/lib/ids.js'
 import { lockPayPeriods } from '../../../src/modules/pay-periods/repository.js'
 import { type ApiResponse, buildTestApp, type TestApp } from '../../helpers/app.js'
@@ -153,23 +154,23 @@ describe('pay periods over HTTP', () => {
   })
 
   describe('close and reopen', () => {
-    it('refuses to close while sessions are pending or open (pending_reviews, both counts), then closes', async () => {
+    it('refuses to close while sessions are pending or open (pending_reviews, the counts), then closes', async () => {
       const w = await world(t)
       const op = await w.operator()
-      const period = await created(w.period('2026-11-01', '2026-11-30'))
-      const a = await w.session(op, '2026-11-02T08:00:00Z', '2026-11-02T16:00:00Z')
-      const b = await w.session(op, '2026-11-03T08:00:00Z', '2026-11-03T16:00:00Z')
-      const open = await w.scan(await w.operator(), '2026-11-04T08:00:00Z')
+      const period = await created(w.period('2026-10-01', '2026-10-31'))
+      const a = await w.session(op, '2026-10-02T08:00:00Z', '2026-10-02T16:00:00Z')
+      const b = await w.session(op, '2026-10-03T08:00:00Z', '2026-10-03T16:00:00Z')
+      const open = await w.scan(await w.operator(), '2026-10-04T08:00:00Z')
       // Outside the period: does not count.
-      await w.session(op, '2026-10-31T08:00:00Z', '2026-10-31T16:00:00Z')
+      await w.session(op, '2026-09-30T08:00:00Z', '2026-09-30T16:00:00Z')
 
       let error = expectError(await w.close(period.id), 409, 'conflict', 'pending_reviews')
-      expect(error.message).toMatch(/2 session\(s\) await review.*1 session\(s\) are still open/)
+      expect(error.message).toContain('2 pending, 1 still open, 0 without a check-out')
       await ok(w.approve(a.id))
       await ok(w.reject(b.id, 'no'))
       error = expectError(await w.close(period.id), 409, 'conflict', 'pending_reviews')
-      expect(error.message).toMatch(/0 session\(s\) await review.*1 session\(s\) are still open/)
-      await w.scan(await lastOperator(w), '2026-11-04T16:00:00Z')
+      expect(error.message).toContain('0 pending, 1 still open, 0 without a check-out')
+      await w.scan(await lastOperator(w), '2026-10-04T16:00:00Z')
       expect((await ok(w.api.get<ReviewedSession>(`/v1/sessions/${open.session_id}`))).status).toBe(
         'completed',
       )
@@ -201,9 +202,9 @@ describe('pay periods over HTTP', () => {
     it('a closed period freezes its sessions: create, edit, delete, approve, reject answer period_closed; scans are flagged', async () => {
       const w = await world(t)
       const op = await w.operator()
-      const period = await created(w.period('2026-11-01', '2026-11-30'))
-      const inside = await w.session(op, '2026-11-02T08:00:00Z', '2026-11-02T16:00:00Z')
-      const outside = await w.session(op, '2026-10-02T08:00:00Z', '2026-10-02T16:00:00Z')
+      const period = await created(w.period('2026-10-01', '2026-10-31'))
+      const inside = await w.session(op, '2026-10-02T08:00:00Z', '2026-10-02T16:00:00Z')
+      const outside = await w.session(op, '2026-09-02T08:00:00Z', '2026-09-02T16:00:00Z')
       await ok(w.approve(inside.id))
       await ok(w.close(period.id))
 
@@ -213,12 +214,12 @@ describe('pay periods over HTTP', () => {
         await w.root.post('/v1/sessions', {
           operator_id: op.id,
           device_id: 'GATE',
-          check_in: { time: '2026-11-05T08:00:00Z' },
-          check_out: { time: '2026-11-05T10:00:00Z' },
+          check_in: { time: '2026-10-05T08:00:00Z' },
+          check_out: { time: '2026-10-05T10:00:00Z' },
         }),
       )
       expect(e.message).toContain(period.id)
-      expect(e.message).toContain('2026-11-05')
+      expect(e.message).toContain('2026-10-05')
       refused(await w.root.patch(`/v1/sessions/${inside.id}`, { notes: 'late' }))
       refused(await w.root.delete(`/v1/sessions/${inside.id}`))
       refused(await w.approve(inside.id))
@@ -226,15 +227,15 @@ describe('pay periods over HTTP', () => {
       // Moving a session into the closed period, from outside, is refused too.
       refused(
         await w.root.patch(`/v1/sessions/${outside.id}`, {
-          check_in: { time: '2026-11-30T08:00:00Z' },
-          check_out: { time: '2026-11-30T10:00:00Z' },
+          check_in: { time: '2026-10-31T08:00:00Z' },
+          check_out: { time: '2026-10-31T10:00:00Z' },
         }),
       )
       // Sessions outside the period are not affected.
       await ok(w.root.patch(`/v1/sessions/${outside.id}`, { notes: 'fine' }))
       // A scan that would open a session in it: flagged, nothing changes.
       const other = await w.operator()
-      const scan = await w.scan(other, '2026-11-10T08:00:00Z')
+      const scan = await w.scan(other, '2026-10-10T08:00:00Z')
       expect(scan).toMatchObject({ result: 'flagged', flag_reason: 'period_closed', session_id: null })
       const scanned = await ok(w.api.get<List<ReviewedSession>>(`/v1/sessions?operator_id=${other.id}`))
       expect(scanned.data).toEqual([])
@@ -246,13 +247,94 @@ describe('pay periods over HTTP', () => {
 
       await ok(w.reopen(period.id))
       await ok(w.root.patch(`/v1/sessions/${inside.id}`, { notes: 'late' }))
-      expect((await w.scan(other, '2026-11-10T08:00:00Z')).result).toBe('checked_in')
+      expect((await w.scan(other, '2026-10-10T08:00:00Z')).result).toBe('checked_in')
+    })
+
+    it('a session without a check-out keeps the period open: counted when pending, and when approved before that was refused', async () => {
+      const w = await world(t)
+      const op = await w.operator()
+      const period = await created(w.period('2026-10-01', '2026-10-31'))
+      // A forgotten check-out: the next scan, 25 hours later, closes it (max_shift_exceeded) and
+      // checks in; the check-out after that completes the new session.
+      const forgotten = await w.scan(op, '2026-10-05T08:00:00Z')
+      await w.scan(op, '2026-10-06T09:00:00Z')
+      await w.scan(op, '2026-10-06T17:00:00Z')
+      const closed = await ok(w.api.get<ReviewedSession>(`/v1/sessions/${forgotten.session_id}`))
+      expect(closed).toMatchObject({ status: 'completed', check_out: null, review_status: 'pending' })
+
+      let error = expectError(await w.close(period.id), 409, 'conflict', 'pending_reviews')
+      expect(error.message).toContain('1 pending, 0 still open, 1 without a check-out')
+      // Data from before approving one was refused: approved, still without a check-out.
+      await t.db
+        .updateTable('sessions')
+        .set({ review_status: 'approved', reviewed_at: Date.now(), reviewed_by: w.admin.id })
+        .where('id', '=', closed.id)
+        .execute()
+      error = expectError(await w.close(period.id), 409, 'conflict', 'pending_reviews')
+      expect(error.message).toContain('0 pending, 0 still open, 1 without a check-out')
+      expect(error.message).toContain('PATCH')
+
+      // Rejected, it counts for nothing and holds nothing up.
+      await ok(w.reject(closed.id, 'not worked'))
+      await ok(w.close(period.id))
+      await ok(w.reopen(period.id))
+      // Given its check-out by an edit, it is pending again, and once approved the period closes.
+      const completed = await ok(
+        w.root.patch<ReviewedSession>(`/v1/sessions/${closed.id}`, {
+          check_out: { time: '2026-10-05T16:30:00Z' },
+          break_minutes: 30,
+        }),
+      )
+      expect(completed).toMatchObject({ review_status: 'pending', total_hours: 8 })
+      error = expectError(await w.close(period.id), 409, 'conflict', 'pending_reviews')
+      expect(error.message).toContain('1 pending, 0 still open, 0 without a check-out')
+      await ok(w.approve(closed.id))
+      expect(await ok(w.close(period.id))).toMatchObject({ status: 'closed' })
+    })
+
+    describe('not before the period is over (period_not_over)', () => {
+      it('refuses a period ending today, before counting its sessions, with the instant it can close; a period that ended closes', async () => {
+        const w = await world(t)
+        await clearOfTheHour()
+        const today = calendarDate(Date.now(), 'UTC')
+        const tomorrow = addDays(today, 1)
+        const current = await created(w.period(today, today))
+        // A pending session in it: period_not_over is answered first.
+        await w.session(await w.operator(), `${today}T00:00:00Z`, `${today}T00:01:00Z`)
+        const error = expectError(await w.close(current.id), 409, 'conflict', 'period_not_over')
+        expect(error.message).toContain(`${tomorrow}T00:00:00.000Z`)
+        expect(error.message).toContain('UTC')
+        expect((await ok(w.api.get<PayPeriod>(`/v1/pay-periods/${current.id}`))).status).toBe('open')
+
+        const ended = await created(w.period(addDays(today, -3), addDays(today, -1)))
+        expect(await ok(w.close(ended.id))).toMatchObject({ status: 'closed' })
+      })
+
+      it("waits for the day after to begin in every zone of the mode's locations: Pago Pago (UTC−11) after Kiritimati (UTC+14)", async () => {
+        const w = await world(t, { timezone: 'Pacific/Kiritimati' })
+        // A location of the other mode does not count.
+        await world(t, { account: w.account, mode: 'live', timezone: 'Pacific/Pago_Pago' })
+        await clearOfTheHour()
+        // Today in Pago Pago: over in Kiritimati, where it is already the next day (or the one after).
+        const day = calendarDate(Date.now(), 'Pacific/Pago_Pago')
+        const period = await created(w.period(day, day))
+        const samoa = await created(
+          w.root.post<{ id: string }>('/v1/locations', { name: 'Samoa', timezone: 'Pacific/Pago_Pago' }),
+        )
+        const error = expectError(await w.close(period.id), 409, 'conflict', 'period_not_over')
+        // Midnight in Pago Pago, 11:00 UTC: the latest start of the next day of any zone in use.
+        expect(error.message).toContain(`${addDays(day, 1)}T11:00:00.000Z`)
+        expect(error.message).toContain('Pacific/Pago_Pago')
+
+        await ok(w.root.delete(`/v1/locations/${samoa.id}`))
+        expect(await ok(w.close(period.id))).toMatchObject({ status: 'closed' })
+      })
     })
 
     it('404 for an unknown period; close and reopen need timesheets:write and sessions:approve', async () => {
       const w = await world(t)
       expectError(await w.close('pp_nope'), 404, 'not_found', 'resource_missing')
-      const period = await created(w.period('2026-11-01', '2026-11-30'))
+      const period = await created(w.period('2026-10-01', '2026-10-31'))
       const as = async (
         scopes: Parameters<typeof t.key>[0] extends infer O
           ? O extends { scopes?: infer S }
@@ -305,7 +387,7 @@ describe('pay periods over HTTP', () => {
     it('a close waits for a session write in flight, then counts the session it wrote', async () => {
       const w = await world(t)
       const op = await w.operator()
-      const period = await created(w.period('2026-11-01', '2026-11-30'))
+      const period = await created(w.period('2026-10-01', '2026-10-31'))
       const auth = { keyId: w.admin.id, accountId: w.accountId, livemode: false }
       let closing: Promise<ApiResponse<PayPeriod>> | undefined
       let answeredAt = 0
@@ -328,8 +410,8 @@ describe('pay periods over HTTP', () => {
             operator_ident: op.ident,
             device_code: 'GATE',
             location_id: null,
-            check_in_at: Date.parse('2026-11-05T08:00:00Z'),
-            check_out_at: Date.parse('2026-11-05T09:00:00Z'),
+            check_in_at: Date.parse('2026-10-05T08:00:00Z'),
+            check_out_at: Date.parse('2026-10-05T09:00:00Z'),
             break_minutes: 0,
             notes: null,
             is_flagged: 1,
@@ -339,7 +421,7 @@ describe('pay periods over HTTP', () => {
             deleted_at: null,
             created_at: now,
             updated_at: now,
-            work_date: '2026-11-05',
+            work_date: '2026-10-05',
             review_status: 'pending',
             reviewed_at: null,
             reviewed_by: null,
@@ -390,7 +472,7 @@ describe('pay periods over HTTP', () => {
     it('a session created or approved while the period closes is counted or refused with period_closed; never a closed period with a pending session', async () => {
       const w = await world(t)
       const ops = await Promise.all(Array.from({ length: 4 }, () => w.operator()))
-      const period = await created(w.period('2026-11-01', '2026-11-30'))
+      const period = await created(w.period('2026-10-01', '2026-10-31'))
       let closedRounds = 0
       let refusedCreates = 0
       for (let round = 0; round < 8; round++) {
@@ -399,8 +481,8 @@ describe('pay periods over HTTP', () => {
           ops.map((op, i) =>
             w.session(
               op,
-              `2026-11-${String(round + 1).padStart(2, '0')}T0${i}:00:00Z`,
-              `2026-11-${String(round + 1).padStart(2, '0')}T0${i}:30:00Z`,
+              `2026-10-${String(round + 1).padStart(2, '0')}T0${i}:00:00Z`,
+              `2026-10-${String(round + 1).padStart(2, '0')}T0${i}:30:00Z`,
             ),
           ),
         )
@@ -411,8 +493,8 @@ describe('pay periods over HTTP', () => {
             w.root.post<ReviewedSession>('/v1/sessions', {
               operator_id: op.id,
               device_id: 'GATE',
-              check_in: { time: `2026-11-${String(round + 11).padStart(2, '0')}T1${i}:00:00Z` },
-              check_out: { time: `2026-11-${String(round + 11).padStart(2, '0')}T1${i}:30:00Z` },
+              check_in: { time: `2026-10-${String(round + 11).padStart(2, '0')}T1${i}:00:00Z` },
+              check_out: { time: `2026-10-${String(round + 11).padStart(2, '0')}T1${i}:30:00Z` },
             }),
           ),
         )
@@ -434,7 +516,7 @@ describe('pay periods over HTTP', () => {
         const state = await ok(w.api.get<PayPeriod>(`/v1/pay-periods/${period.id}`))
         const pendingNow = await ok(
           w.api.get<List<ReviewedSession>>(
-            '/v1/sessions?review_status=pending&work_date_from=2026-11-01&work_date_to=2026-11-30&limit=200',
+            '/v1/sessions?review_status=pending&work_date_from=2026-10-01&work_date_to=2026-10-31&limit=200',
           ),
         )
         if (state.status === 'closed') {
@@ -449,7 +531,7 @@ describe('pay periods over HTTP', () => {
         for (const s of pendingNow.data) await ok(w.approve(s.id))
         const settled = await ok(
           w.api.get<List<ReviewedSession>>(
-            '/v1/sessions?review_status=pending&work_date_from=2026-11-01&work_date_to=2026-11-30',
+            '/v1/sessions?review_status=pending&work_date_from=2026-10-01&work_date_to=2026-10-31',
           ),
         )
         expect(settled.data).toEqual([])
@@ -468,4 +550,13 @@ async function lastOperator(w: Awaited<ReturnType<typeof world>>) {
   const op = list.data[0]
   if (!op) throw new Error('no operator')
   return op as Parameters<typeof w.scan>[0]
+}
+
+/**
+ * The zones these tests use are whole hours off UTC, so their days all turn on the hour: a test
+ * that reads "today" waits while the hour is about to turn, so its day holds for its requests.
+ */
+async function clearOfTheHour() {
+  const untilTheHour = 3_600_000 - (Date.now() % 3_600_000)
+  if (untilTheHour < 30_000) await sleep(untilTheHour + 1000)
 }

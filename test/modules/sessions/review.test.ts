@@ -190,6 +190,61 @@ describe('session review over HTTP', () => {
       })
     })
 
+    it('a session closed without a check-out cannot be approved (409 check_out_missing) until a PATCH sets it; it can be rejected', async () => {
+      const w = await world(t)
+      const op = await w.operator()
+      // Two forgotten check-outs, each closed (max_shift_exceeded) by the next day's scan.
+      const first = await w.scan(op, '2026-11-02T08:00:00Z')
+      const second = await w.scan(op, '2026-11-03T09:00:00Z')
+      await w.scan(op, '2026-11-04T10:00:00Z')
+      for (const scan of [first, second]) {
+        expect(await ok(w.api.get<ReviewedSession>(`/v1/sessions/${scan.session_id}`))).toMatchObject({
+          status: 'completed',
+          check_out: null,
+          flag_reason: 'max_shift_exceeded',
+          review_status: 'pending',
+        })
+      }
+
+      const refused = expectError(
+        await w.approve(first.session_id ?? ''),
+        409,
+        'conflict',
+        'check_out_missing',
+      )
+      expect(refused.message).toContain(`PATCH /v1/sessions/${first.session_id}`)
+      const untouched = await ok(w.api.get<ReviewedSession>(`/v1/sessions/${first.session_id}`))
+      expect(untouched).toMatchObject({ review_status: 'pending', reviewed_at: null })
+      const revisions = await ok(
+        w.api.get<List<SessionRevision>>(`/v1/sessions/${first.session_id}/revisions`),
+      )
+      expect(revisions.data.map((r) => r.action)).toEqual(['closed', 'checked_in'])
+      expect(await ok(w.reject(first.session_id ?? '', 'never came back'))).toMatchObject({
+        review_status: 'rejected',
+        check_out: null,
+      })
+
+      // The manager sets the check-out and the break: the edit re-flags it, and it can be approved.
+      const completed = await ok(
+        w.root.patch<ReviewedSession>(`/v1/sessions/${second.session_id}`, {
+          check_out: { time: '2026-11-03T17:15:00Z' },
+          break_minutes: 45,
+        }),
+      )
+      expect(completed).toMatchObject({
+        status: 'completed',
+        check_out: { time: '2026-11-03T17:15:00.000Z' },
+        break_minutes: 45,
+        total_hours: 7.5,
+        flag_reason: 'manual_api_edit',
+        review_status: 'pending',
+      })
+      expect(await ok(w.approve(second.session_id ?? ''))).toMatchObject({
+        review_status: 'approved',
+        total_hours: 7.5,
+      })
+    })
+
     it('an open session cannot be reviewed: 409 session_open', async () => {
       const w = await world(t)
       const scan = await w.scan(await w.operator(), '2026-11-02T08:00:00Z')

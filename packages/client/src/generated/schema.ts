@@ -1052,7 +1052,7 @@ export interface paths {
     put?: never
     /**
      * Close a pay period
-     * @description 409 `pending_reviews` while a session whose work date is in the period is `pending` or still open (the message gives both counts). Afterwards creating, editing, deleting, approving or rejecting such a session answers 409 `period_closed`, and scans that would open or complete one are flagged `period_closed`. Closing a closed period changes nothing. Emits `pay_period.closed`. Scopes `timesheets:write` and `sessions:approve`.
+     * @description 409 `period_not_over` until the day after `end_date` has begun in every time zone of the account's locations (UTC without any; the message gives the instant it can close). Then 409 `pending_reviews` while a session whose work date is in the period is `pending`, still open, or completed without a check-out and not rejected (the message gives the counts). Afterwards creating, editing, deleting, approving or rejecting such a session answers 409 `period_closed`, and scans that would open or complete one are flagged `period_closed`. Closing a closed period changes nothing. Emits `pay_period.closed`. Scopes `timesheets:write` and `sessions:approve`.
      */
     post: {
       parameters: {
@@ -1341,7 +1341,9 @@ export interface paths {
                       | 'overlapping_session'
                       | 'endpoint_disabled'
                       | 'session_open'
+                      | 'check_out_missing'
                       | 'period_closed'
+                      | 'period_not_over'
                       | 'pending_reviews'
                       | 'overlapping_period'
                       | 'idempotency_key_reuse'
@@ -1462,7 +1464,7 @@ export interface paths {
       path?: never
       cookie?: never
     }
-    /** List sessions, newest first */
+    /** List sessions, newest first or by work date */
     get: {
       parameters: {
         query?: {
@@ -1470,7 +1472,11 @@ export interface paths {
           limit?: number
           /** @description The `next_cursor` of the previous page, passed back verbatim. */
           cursor?: string
+          /** @description `created` (the default): newest first. `work_date`: oldest work date first, sessions of one work date oldest first (the review queue). A cursor belongs to its order: used with the other, 400 `invalid_cursor`. */
+          order?: 'created' | 'work_date'
           operator_id?: string
+          /** @description An operator's ident, exactly as written (an unknown one lists nothing). */
+          operator_ident?: string
           /** @description A device's code. */
           device_id?: string
           location_id?: string
@@ -1493,7 +1499,7 @@ export interface paths {
       }
       requestBody?: never
       responses: {
-        /** @description A page of sessions, newest first. */
+        /** @description A page of sessions, newest first or by work date (`order`). */
         200: {
           headers: {
             'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
@@ -1751,7 +1757,7 @@ export interface paths {
     put?: never
     /**
      * Approve a session after review
-     * @description Sets `review_status` to `approved` with `reviewed_at`, `reviewed_by` (the key) and `review_note` (the body and its `note` are optional). An open session: 409 `session_open`; a work date in a closed pay period: 409 `period_closed`. Writes a revision (action `approved`) and emits `session.updated` with `previous_attributes`. Scope `sessions:approve`, which `sessions:write` does not imply.
+     * @description Sets `review_status` to `approved` with `reviewed_at`, `reviewed_by` (the key) and `review_note` (the body and its `note` are optional). An open session: 409 `session_open`; a work date in a closed pay period: 409 `period_closed`; a session without a check-out (closed for an over-long shift): 409 `check_out_missing`, set it by PATCH first. Writes a revision (action `approved`) and emits `session.updated` with `previous_attributes`. Scope `sessions:approve`, which `sessions:write` does not imply.
      */
     post: {
       parameters: {
@@ -4130,7 +4136,9 @@ export interface components {
           | 'overlapping_session'
           | 'endpoint_disabled'
           | 'session_open'
+          | 'check_out_missing'
           | 'period_closed'
+          | 'period_not_over'
           | 'pending_reviews'
           | 'overlapping_period'
           | 'idempotency_key_reuse'
@@ -4374,6 +4382,8 @@ export interface components {
       id: string
       /** @description The API key that made the change; `service` when the service closed a forgotten check-out. */
       key_id: string
+      /** @description The label of the key in `key_id` as it is now (set with the CLI's `keys label`); null for an unlabelled key and for the service's own changes. */
+      key_label: string | null
       livemode: boolean
       /** @enum {string} */
       object: 'session_revision'
@@ -4520,7 +4530,7 @@ export interface components {
         'application/json': components['schemas']['ErrorEnvelope']
       }
     }
-    /** @description A uniqueness conflict, a session overlapping another of its operator, a disabled webhook endpoint, or an Idempotency-Key reused with another request or still in flight. Codes: `duplicate_ident`, `duplicate_device_code`, `open_session_exists`, `overlapping_session`, `endpoint_disabled`, `session_open`, `period_closed`, `pending_reviews`, `overlapping_period`, `idempotency_key_reuse`, `idempotency_key_in_use`. */
+    /** @description A uniqueness conflict, a session overlapping another of its operator, a disabled webhook endpoint, or an Idempotency-Key reused with another request or still in flight. Codes: `duplicate_ident`, `duplicate_device_code`, `open_session_exists`, `overlapping_session`, `endpoint_disabled`, `session_open`, `check_out_missing`, `period_closed`, `period_not_over`, `pending_reviews`, `overlapping_period`, `idempotency_key_reuse`, `idempotency_key_in_use`. */
     Conflict: {
       headers: {
         'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
