@@ -109,15 +109,17 @@ function parse(argv: string[]) {
 }
 
 /**
- * Counts CSV records as the bytes pass (a line break inside a quoted cell is not a record end),
- * and passes the bytes on unchanged.
+ * Counts the CSV's data rows as the bytes pass (the header row is not one; a line break inside a
+ * quoted cell is not a row end), and passes the bytes on unchanged. Rows, not records: the progress
+ * (against `X-Total-Count`, which counts data rows) and the final count say the same number.
  */
-class RecordCounter extends Transform {
-  records = 0
+class RowCounter extends Transform {
+  rows = 0
   bytes = 0
+  private header = true
   private quoted = false
 
-  constructor(private readonly onRecords: (records: number, bytes: number) => void) {
+  constructor(private readonly onRows: (rows: number, bytes: number) => void) {
     super()
   }
 
@@ -128,10 +130,13 @@ class RecordCounter extends Transform {
   ) {
     for (const byte of chunk) {
       if (byte === 0x22) this.quoted = !this.quoted
-      else if (byte === 0x0a && !this.quoted) this.records++
+      else if (byte === 0x0a && !this.quoted) {
+        if (this.header) this.header = false
+        else this.rows++
+      }
     }
     this.bytes += chunk.length
-    this.onRecords(this.records, this.bytes)
+    this.onRows(this.rows, this.bytes)
     done(null, chunk)
   }
 }
@@ -204,15 +209,14 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   const temporary = options.out === undefined ? undefined : `${options.out}.part`
   try {
     const download = await client.timesheets.csv(options.params, { signal: io.signal })
-    const bar = progress(io.stderr, download.totalRows === undefined ? undefined : download.totalRows + 1)
-    const counter = new RecordCounter((records, bytes) => bar.update(records, bytes))
+    const bar = progress(io.stderr, download.totalRows)
+    const counter = new RowCounter((rows, bytes) => bar.update(rows, bytes))
     const sink = temporary === undefined ? io.stdout : createWriteStream(temporary)
     await pipeline(download, counter, sink, { signal: io.signal, end: temporary !== undefined })
-    bar.stop(counter.records, counter.bytes)
+    bar.stop(counter.rows, counter.bytes)
     if (temporary !== undefined && options.out !== undefined) renameSync(temporary, options.out)
-    const rows = Math.max(0, counter.records - 1)
     io.stderr.write(
-      `attendance-export: ${rows} rows (${from} to ${to})${options.out === undefined ? '' : ` written to ${options.out}`}.\n`,
+      `attendance-export: ${counter.rows} rows (${from} to ${to})${options.out === undefined ? '' : ` written to ${options.out}`}.\n`,
     )
     return EXIT.ok
   } catch (error) {
