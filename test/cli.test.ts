@@ -12,7 +12,7 @@ const ALL_SCOPES = [
   ),
   'sessions:approve',
 ]
-const CREATED_KEY_FIELDS = ['account_id', 'expires_at', 'id', 'mode', 'scopes', 'secret']
+const CREATED_KEY_FIELDS = ['account_id', 'expires_at', 'id', 'label', 'mode', 'scopes', 'secret']
 
 interface CreatedKey {
   id: string
@@ -21,6 +21,7 @@ interface CreatedKey {
   mode: string
   scopes: string[]
   expires_at: string | null
+  label: string | null
 }
 
 interface ListedKey {
@@ -30,6 +31,7 @@ interface ListedKey {
   scopes: string[]
   expires_at: string | null
   revoked_at: string | null
+  label: string | null
   [field: string]: unknown
 }
 
@@ -115,6 +117,7 @@ describe('cli keys create', () => {
     expect(key.mode).toBe('test')
     expect([...key.scopes].sort()).toEqual([...ALL_SCOPES].sort())
     expect(key.expires_at).toBeNull()
+    expect(key.label).toBeNull()
     keys.push(key)
   })
 
@@ -189,6 +192,11 @@ describe('cli keys create rejects bad input', () => {
       /--expires-at/,
     ],
     ['an --account without a value', [...base, '--mode', 'test', '--account'], /--account/],
+    [
+      'a --label over 100 characters',
+      [...base, '--account', 'acme', '--mode', 'test', '--label', 'x'.repeat(101)],
+      /label.*100 characters/,
+    ],
   ])('%s: non-zero exit, a message on stderr, nothing on stdout', async (_name, args, message) => {
     expectFailure(await cli(args), message)
   })
@@ -285,4 +293,79 @@ describe('stored keys', () => {
       await db.destroy()
     }
   })
+})
+
+describe('cli keys labels', () => {
+  /** Three or four commands in one test, each up to `run`'s 20 s on a loaded machine. */
+  const FOUR_COMMANDS = 2 * TWO_COMMANDS
+  let labelled: CreatedKey
+
+  const listed = async (id: string) =>
+    oneJsonLine<ListedKey[]>(await cli(['keys', 'list', '--json'])).find((k) => k.id === id)
+
+  it(
+    'create --label stores it (trimmed): the JSON line and keys list show it',
+    async () => {
+      labelled = oneJsonLine<CreatedKey>(
+        await cli([
+          'keys',
+          'create',
+          '--account',
+          'acme',
+          '--mode',
+          'test',
+          '--label',
+          ' Payroll export ',
+          '--json',
+        ]),
+      )
+      expect(Object.keys(labelled).sort()).toEqual(CREATED_KEY_FIELDS)
+      expect(labelled.label).toBe('Payroll export')
+      expect(await listed(labelled.id)).toMatchObject({ label: 'Payroll export', revoked_at: null })
+    },
+    TWO_COMMANDS,
+  )
+
+  it(
+    'keys label sets and changes a label (the text list shows it last) and "" clears it',
+    async () => {
+      const set = await cli(['keys', 'label', labelled.id, "Dana's console"])
+      expect(set.code, set.stderr).toBe(0)
+      expect(set.stdout).toContain(labelled.id)
+      const text = await cli(['keys', 'list'])
+      expect(text.code, text.stderr).toBe(0)
+      const line = text.stdout.split('\n').find((l) => l.startsWith(`${labelled.id}\t`))
+      expect(line?.split('\t')).toEqual([
+        labelled.id,
+        'acme',
+        'test',
+        expect.stringMatching(/…$/),
+        'active',
+        "Dana's console",
+      ])
+      const cleared = await cli(['keys', 'label', labelled.id, '', '--json'])
+      expect(oneJsonLine(cleared)).toEqual({ id: labelled.id, label: null })
+      expect((await listed(labelled.id))?.label).toBeNull()
+    },
+    FOUR_COMMANDS,
+  )
+
+  it(
+    'keys label refuses an unknown key, a missing text (exit 2) and a label over 100 characters (exit 2)',
+    async () => {
+      expectFailure(
+        await cli(['keys', 'label', 'key_does_not_exist', 'x']),
+        /No such key: key_does_not_exist/,
+      )
+      const missing = await cli(['keys', 'label', labelled.id])
+      expectFailure(missing, /Missing the label/)
+      expect(missing.code).toBe(2)
+      const long = await cli(['keys', 'label', labelled.id, 'é'.repeat(101)])
+      expectFailure(long, /at most 100 characters/)
+      expect(long.code).toBe(2)
+      // 100 characters (not bytes) are fine.
+      expect((await cli(['keys', 'label', labelled.id, 'é'.repeat(100)])).code).toBe(0)
+    },
+    FOUR_COMMANDS,
+  )
 })
