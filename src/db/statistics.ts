@@ -1,4 +1,5 @@
 import { sql } from 'kysely'
+import { Pause } from '../lib/pause.js'
 import { type Db, supportsRowLocks } from './connection.js'
 
 /** Rows a table needs before its first statistics say anything. */
@@ -26,15 +27,16 @@ const TABLES = ['events', 'webhook_deliveries', 'sessions'] as const
  * plans without statistics by design, and the service never analyses it).
  *
  * Autovacuum analyses a new table only on its next round, a minute or more later, and a burst on a
- * fresh installation is exactly when that hurts; so the webhook worker (there is one wherever the
- * service runs) runs the first ANALYZE itself, once per table, and leaves the rest to autovacuum,
- * which analyses again as the table grows (tuned for the outbox tables in migration 004).
+ * fresh installation is exactly when that hurts; so the service runs the first ANALYZE itself, once
+ * per table, from every process that does its background work (started beside the sweep of
+ * forgotten check-outs, which runs in each), and leaves the rest to autovacuum, which analyses again
+ * as the table grows (tuned for the outbox tables in migration 004).
  */
 export class FirstStatistics {
   private done: boolean
-  /** The check in progress, if any. */
-  private checking: Promise<void> | undefined
-  private checkedAt = 0
+  private running = false
+  private loop: Promise<void> | undefined
+  private readonly pause = new Pause()
 
   constructor(
     private readonly db: Db,
@@ -43,21 +45,30 @@ export class FirstStatistics {
     this.done = !supportsRowLocks(db)
   }
 
-  /** Checks (at most once a second) and analyses what needs it, in the background. */
-  ensure(now = Date.now()): void {
-    if (this.done || this.checking || now - this.checkedAt < CHECK_EVERY_MS) return
-    this.checkedAt = now
-    this.checking = this.check().finally(() => {
-      this.checking = undefined
-    })
+  /** Checks now and then every second, in the background, until every table has its statistics. */
+  start(): void {
+    if (this.running) return
+    this.running = true
+    this.loop = this.run()
   }
 
-  /** Resolves once the check in progress, if any, has finished. */
-  async settled(): Promise<void> {
-    await this.checking
+  /** Ends the checks; resolves once the one in progress, if any, has finished. */
+  async stop(): Promise<void> {
+    this.running = false
+    this.pause.end()
+    await this.loop
   }
 
-  private async check(): Promise<void> {
+  private async run(): Promise<void> {
+    while (this.running && !this.done) {
+      await this.check()
+      if (this.running && !this.done) await this.pause.wait(CHECK_EVERY_MS)
+    }
+  }
+
+  /** One check: analyses each table that has enough rows and no statistics yet. */
+  async check(): Promise<void> {
+    if (this.done) return
     try {
       // The statistics functions for these tables, not the pg_stat_user_tables view (which
       // computes them for every table in the database before filtering).

@@ -4,6 +4,7 @@ import type { AuthContext } from '../../src/core/identity.js'
 import type { Db } from '../../src/db/connection.js'
 import { FirstStatistics } from '../../src/db/statistics.js'
 import { overlappingSessionQuery } from '../../src/modules/sessions/repository.js'
+import { ForgottenCheckOutSweep } from '../../src/modules/sessions/sweep.js'
 import { buildTestApp } from '../helpers/app.js'
 import { dialect, useMigratedDatabase } from '../helpers/database.js'
 
@@ -36,17 +37,22 @@ describe.runIf(dialect === 'postgres')('planner statistics on PostgreSQL', () =>
       from generate_series(0, 3999) as i`.execute(database)
   }
 
-  /** Runs checks as the worker does, each on a clock 5 s later, until `table` is analysed (15 s at most). */
+  /** Runs checks, as the background work does every second, until `table` is analysed (15 s at most). */
   async function checkUntilAnalyzed(statistics: FirstStatistics, table: string) {
     // The row counts reach the statistics functions within about a second of the commit.
-    let now = Date.now()
-    const deadline = now + 15_000
+    const deadline = Date.now() + 15_000
     while (!(await analyzed())[table] && Date.now() < deadline) {
-      now += 5_000
-      statistics.ensure(now)
-      await statistics.settled()
+      await statistics.check()
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
+  }
+
+  async function untilSessionsAnalyzed(database: Db) {
+    const deadline = Date.now() + 15_000
+    while (!(await analyzed(database)).sessions && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+    return (await analyzed(database)).sessions
   }
 
   it('are vacuumed and analysed after a fiftieth changes, and delivery pages keep room for leases', async () => {
@@ -65,7 +71,7 @@ describe.runIf(dialect === 'postgres')('planner statistics on PostgreSQL', () =>
     ])
   })
 
-  it('outbox tables get their first statistics from the worker once a table has 1,000 rows, not before', async () => {
+  it('outbox tables get their first statistics once a table has 1,000 rows, not before', async () => {
     const errors: unknown[] = []
     const statistics = new FirstStatistics(db, (error) => errors.push(error))
     await sql`
@@ -105,16 +111,31 @@ describe.runIf(dialect === 'postgres')('planner statistics on PostgreSQL', () =>
     expect(plan).toMatch(/Index Cond: .*operator_id = .*check_in_at </)
   })
 
-  it('are analysed by the inline webhook worker of a running service, with no request needed', async () => {
+  it('are analysed by the inline background work of a running service, with no request needed', async () => {
     const t = await buildTestApp({ worker: 'inline' })
     try {
       await insertSessions(t.db)
-      const deadline = Date.now() + 15_000
-      while (!(await analyzed(t.db)).sessions && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 200))
-      }
-      expect((await analyzed(t.db)).sessions).toBe(true)
+      expect(await untilSessionsAnalyzed(t.db)).toBe(true)
     } finally {
+      await t.close()
+    }
+  })
+
+  it('are analysed from the start of the sweep of forgotten check-outs, which every worker process runs', async () => {
+    const t = await buildTestApp({ worker: 'off' })
+    const errors: object[] = []
+    const sweep = new ForgottenCheckOutSweep(
+      t.db,
+      { intervalMs: 60_000 },
+      { error: (obj) => errors.push(obj) },
+    )
+    try {
+      await insertSessions(t.db)
+      sweep.start()
+      expect(await untilSessionsAnalyzed(t.db)).toBe(true)
+      expect(errors).toEqual([])
+    } finally {
+      await sweep.stop()
       await t.close()
     }
   })

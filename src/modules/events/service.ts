@@ -6,6 +6,16 @@ import type { EventEnvelope } from './outbox.js'
 import { findEvent, listEventRows, toEvent } from './repository.js'
 import type { ListEventsQuery } from './schemas.js'
 
+// The outbox as the webhooks module reads it (its relay, its sends and its recover), from the
+// repository that holds every query of the events table.
+export {
+  eventPayloads,
+  eventsBetween,
+  hasUndispatchedEvents,
+  lockUndispatchedEvents,
+  markEventsDispatched,
+} from './repository.js'
+
 export function retrieveEvent(db: Executor, auth: AuthContext, id: string): Promise<EventEnvelope> {
   return retrieveResource(db, auth, { name: 'event', find: findEvent, toApi: toEvent }, id)
 }

@@ -1,6 +1,7 @@
 import type { AuthContext } from '../../core/identity.js'
 import type { Clock } from '../../core/instants.js'
 import type { Db } from '../../db/connection.js'
+import { FirstStatistics } from '../../db/statistics.js'
 import { Pause } from '../../lib/pause.js'
 import { closeForgottenCheckOut, MAX_SHIFT_MS } from './lifecycle.js'
 import { findOpenSessionsCheckedInBefore } from './repository.js'
@@ -31,12 +32,17 @@ export interface SweepOptions {
  * stays open for days. Runs wherever the webhook worker runs (the API with WORKER=inline, `cli
  * worker`); any number may run against one database: each closure is decided under the
  * operator's lock (`closeForgottenCheckOut`), so each session is closed, and flagged, once.
+ *
+ * Its start also starts the first ANALYZE of the tables that need one (`db/statistics.ts`, sessions
+ * among them): every process that does the service's background work runs this sweep, and the
+ * webhook worker keeps to delivering.
  */
 export class ForgottenCheckOutSweep {
   private readonly now: Clock
   private readonly pause = new Pause()
   private running = false
   private loop: Promise<void> | undefined
+  private readonly statistics: FirstStatistics
 
   constructor(
     private readonly db: Db,
@@ -44,18 +50,22 @@ export class ForgottenCheckOutSweep {
     private readonly log: Logger,
   ) {
     this.now = options.now ?? Date.now
+    this.statistics = new FirstStatistics(db, (error) =>
+      log.error({ err: error }, 'could not analyse tables for their first statistics'),
+    )
   }
 
   start(): void {
     if (this.running) return
     this.running = true
     this.loop = this.run()
+    this.statistics.start()
   }
 
   async stop(): Promise<void> {
     this.running = false
     this.pause.end()
-    await this.loop
+    await Promise.all([this.loop, this.statistics.stop()])
   }
 
   /** One pass: closes every session that is open and older than 16 hours now; returns how many. */

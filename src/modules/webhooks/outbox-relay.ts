@@ -1,18 +1,18 @@
 import type { Db } from '../../db/connection.js'
 import {
+  eventPayloads,
+  hasUndispatchedEvents,
+  lockUndispatchedEvents,
+  markEventsDispatched,
+} from '../events/service.js'
+import {
   type DeliveryRow,
   enabledEndpointsOf,
   insertDeliveries,
   newDeliveryRow,
   subscriberOf,
-} from '../webhooks/repository.js'
-import { ENDPOINT_DISABLED_EVENT_TYPE, receives, subjectEndpointIdOf } from '../webhooks/subscription.js'
-import {
-  eventPayloads,
-  hasUndispatchedEvents,
-  lockUndispatchedEvents,
-  markEventsDispatched,
 } from './repository.js'
+import { ENDPOINT_DISABLED_EVENT_TYPE, receives, subjectEndpointIdOf } from './subscription.js'
 
 /** Events dispatched in one transaction at most; a full batch means more may be waiting. */
 export const DISPATCH_BATCH = 500

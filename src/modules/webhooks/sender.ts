@@ -1,7 +1,7 @@
 import type { Agent } from 'undici'
 import { type AttemptOutcome, sendAttempt } from './attempt.js'
 import type { DeliveryRow, EndpointRow } from './repository.js'
-import { signingSecrets } from './service.js'
+import { signingSecrets } from './signature.js'
 import { createSafeDispatcher } from './url-policy.js'
 
 export interface SenderOptions {

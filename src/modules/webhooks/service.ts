@@ -7,7 +7,7 @@ import { changedFields } from '../../lib/changes.js'
 import { newId } from '../../lib/ids.js'
 import { toIso } from '../../lib/time.js'
 import { recordEvent } from '../events/outbox.js'
-import { eventPayloads, eventsBetween } from '../events/repository.js'
+import { eventPayloads, eventsBetween } from '../events/service.js'
 import {
   createResource,
   listService,
@@ -173,17 +173,6 @@ export async function rotateSecret(
   }
   await updateEndpointRow(trx, id, changes)
   return { ...toEndpoint({ ...current, ...changes }), secret: changes.secret }
-}
-
-/** The secrets a delivery is signed with now: the current one, and the previous during its grace. */
-export function signingSecrets(endpoint: EndpointRow, now: number): string[] {
-  const previousValid =
-    endpoint.previous_secret !== null &&
-    endpoint.previous_secret_expires_at !== null &&
-    endpoint.previous_secret_expires_at > now
-  return previousValid && endpoint.previous_secret
-    ? [endpoint.secret, endpoint.previous_secret]
-    : [endpoint.secret]
 }
 
 /**

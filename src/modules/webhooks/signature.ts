@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 // One implementation of the HMAC for both sides: receivers verify with `verifyWebhook` from the same
 // module of the client package (@attendance/client).
 import { computeSignature } from '../../../packages/client/src/webhooks.js'
+import type { EndpointRow } from './repository.js'
 
 const SECRET_PREFIX = 'whsec_'
 // 32 bytes is 256 bits, above the 192 the secret needs; base64url keeps it free of characters that
@@ -28,4 +29,18 @@ export function signPayload(rawBody: string, secrets: string[], timestamp: numbe
   for (const secret of secrets)
     parts.push(`v1=${computeSignature(secret, timestamp, rawBody).toString('hex')}`)
   return parts.join(',')
+}
+
+/** The secrets a delivery is signed with now: the current one, and the previous during its grace. */
+export function signingSecrets(
+  endpoint: Pick<EndpointRow, 'secret' | 'previous_secret' | 'previous_secret_expires_at'>,
+  now: number,
+): string[] {
+  const previousValid =
+    endpoint.previous_secret !== null &&
+    endpoint.previous_secret_expires_at !== null &&
+    endpoint.previous_secret_expires_at > now
+  return previousValid && endpoint.previous_secret
+    ? [endpoint.secret, endpoint.previous_secret]
+    : [endpoint.secret]
 }

@@ -1,11 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { type CommitWatch, watchCommits } from '../../db/commit-signals.js'
 import { type Db, openConnections, POOL_KEPT } from '../../db/connection.js'
-import { FirstStatistics } from '../../db/statistics.js'
 import { groupBy } from '../../lib/group.js'
 import { Pause } from '../../lib/pause.js'
-import { DISPATCH_BATCH, dispatchEvents } from '../events/relay.js'
-import { eventPayloads } from '../events/repository.js'
+import { eventPayloads } from '../events/service.js'
+import { BatchedWrites } from './batched-writes.js'
+import { DEFAULT_MAX_PER_ENDPOINT, EndpointWindows } from './endpoint-windows.js'
+import { DISPATCH_BATCH, dispatchEvents } from './outbox-relay.js'
 import { type FinishedAttempt, recordFailure, recordSuccesses } from './outcomes.js'
 import { isSuccessStatus } from './policy.js'
 import {
@@ -55,24 +56,6 @@ const LISTENING_DISPATCH_POLL_MS = 1000
  * the receivers' answers; a claim is made whenever half of them have finished.
  */
 export const DEFAULT_MAX_IN_FLIGHT = 128
-/**
- * One endpoint gets at most this many concurrent requests, however well it answers, so no
- * receiver is flooded.
- */
-export const DEFAULT_MAX_PER_ENDPOINT = 16
-/**
- * The window of an endpoint this worker has no verdict on yet (it has not answered, or not
- * lately): a receiver that hangs from the start holds this many slots, not `maxPerEndpoint`.
- */
-export const INITIAL_ENDPOINT_WINDOW = 4
-/**
- * Windows remembered for endpoints with nothing in hand. Beyond it the oldest are forgotten (that
- * endpoint starts again from the initial window), so memory stays bounded however many endpoints
- * there are, and so does the claim's list of per-endpoint caps.
- */
-const MAX_REMEMBERED_WINDOWS = 500
-/** Attempts written in one group-commit transaction at most. */
-const MAX_RECORD_GROUP = 500
 
 interface Job {
   delivery: DeliveryRow
@@ -100,17 +83,12 @@ type NextStep = 'again' | 'room' | 'idle'
  * as half have finished, so one slow receiver never holds back the others.
  *
  * Fair between endpoints: each endpoint has a window, the attempts it may have in flight, adapted
- * to how it answers (additive increase, multiplicative decrease, as TCP does): one more after each
- * 2xx up to `maxPerEndpoint`, halved (at least 1) after each failure or timeout, and
- * INITIAL_ENDPOINT_WINDOW before any verdict. A claim takes of each endpoint only what its window
- * can start now and skips endpoints with no room, so failing, hanging or throttling receivers hold
- * a slot or two each, the worker's room stays free for the endpoints that answer, and a fresh
- * delivery to a healthy endpoint is never queued behind the retries of failing ones.
+ * to how it answers (`EndpointWindows`); a claim takes of each endpoint only what its window can
+ * start now, so failing, hanging or throttling receivers never hold back the ones that answer.
  */
 export class WebhookWorker {
   private readonly sender: DeliverySender
   private readonly maxInFlight: number
-  private readonly maxPerEndpoint: number
   /**
    * A claimed delivery may wait for its endpoint's slots (at most `maxPerEndpoint` ahead of it,
    * each done within one timeout), then takes one timeout itself; the lease covers both plus time
@@ -119,9 +97,7 @@ export class WebhookWorker {
   private readonly leaseMs: number
   private readonly pollMs: number
   private readonly lanes = new Map<string, Lane>()
-  /** Adapted windows by endpoint (absent: INITIAL_ENDPOINT_WINDOW, capped by maxPerEndpoint). */
-  private readonly windows = new Map<string, number>()
-  private readonly initialWindow: number
+  private readonly windows: EndpointWindows
   /** Deliveries in hand: active plus waiting, over every lane. */
   private held = 0
   private readonly attempts = new Set<Promise<void>>()
@@ -134,10 +110,9 @@ export class WebhookWorker {
   /** Whether the send loop waits for room (then a finished attempt may end its wait). */
   private waitingForRoom = false
   private stopped: Promise<void> | undefined
-  private readonly successes = new GroupCommit<FinishedAttempt>((group) =>
-    this.db.transaction().execute((trx) => recordSuccesses(trx, group)),
+  private readonly successes = new BatchedWrites<FinishedAttempt>((batch) =>
+    this.db.transaction().execute((trx) => recordSuccesses(trx, batch)),
   )
-  private readonly statistics: FirstStatistics
 
   constructor(
     private readonly db: Db,
@@ -146,13 +121,12 @@ export class WebhookWorker {
   ) {
     this.sender = new DeliverySender(options)
     this.maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT
-    this.maxPerEndpoint = options.maxPerEndpoint ?? DEFAULT_MAX_PER_ENDPOINT
-    this.initialWindow = Math.min(INITIAL_ENDPOINT_WINDOW, this.maxPerEndpoint)
+    this.windows = new EndpointWindows(options.maxPerEndpoint ?? DEFAULT_MAX_PER_ENDPOINT, (id) => {
+      const lane = this.lanes.get(id)
+      return lane ? lane.active + lane.waiting.length : 0
+    })
     this.leaseMs = 2 * options.timeoutMs + 30_000
     this.pollMs = options.pollMs ?? 100
-    this.statistics = new FirstStatistics(db, (error) =>
-      log.error({ err: error }, 'could not analyse tables for their first statistics'),
-    )
   }
 
   /**
@@ -236,22 +210,13 @@ export class WebhookWorker {
 
   /** Claims as many due deliveries as there is room for, and starts them. */
   private async fill(): Promise<NextStep> {
-    this.statistics.ensure()
     const room = this.maxInFlight - this.held
     if (room <= 0) return 'room'
-    const skipEndpoints: string[] = []
-    const endpointCaps = new Map<string, number>()
-    for (const id of new Set([...this.lanes.keys(), ...this.windows.keys()])) {
-      const free = this.freeSlots(id)
-      if (free <= 0) skipEndpoints.push(id)
-      else if (free !== this.initialWindow) endpointCaps.set(id, free)
-    }
     const claimed = await claimDueDeliveries(this.db, {
       now: Date.now(),
       limit: room,
-      perEndpoint: this.initialWindow,
-      skipEndpoints,
-      endpointCaps,
+      perEndpoint: this.windows.initial,
+      ...this.windows.claimLimits(this.lanes.keys()),
       leaseMs: this.leaseMs,
     })
     if (claimed.length > 0) {
@@ -275,31 +240,7 @@ export class WebhookWorker {
     // Fewer than there was room for: the due ones are all claimed, or some endpoints' caps cut the
     // claim short and the next one (which skips them) may find others.
     if (claimed.length > 0) return 'again'
-    return [...this.lanes.keys()].some((id) => this.freeSlots(id) <= 0) ? 'room' : 'idle'
-  }
-
-  private windowOf(endpointId: string): number {
-    return this.windows.get(endpointId) ?? this.initialWindow
-  }
-
-  /** What the endpoint's window can take now beyond what this worker already holds of it. */
-  private freeSlots(endpointId: string): number {
-    const lane = this.lanes.get(endpointId)
-    return this.windowOf(endpointId) - (lane ? lane.active + lane.waiting.length : 0)
-  }
-
-  /** Widens the endpoint's window by one after a 2xx, halves it after anything else. */
-  private adaptWindow(endpointId: string, succeeded: boolean) {
-    const current = this.windowOf(endpointId)
-    const next = succeeded ? Math.min(this.maxPerEndpoint, current + 1) : Math.max(1, Math.floor(current / 2))
-    // Delete first, so the map's order is least recently adapted first: the order to forget in.
-    this.windows.delete(endpointId)
-    this.windows.set(endpointId, next)
-    if (this.windows.size <= MAX_REMEMBERED_WINDOWS) return
-    for (const id of this.windows.keys()) {
-      if (this.windows.size <= MAX_REMEMBERED_WINDOWS) break
-      if (!this.lanes.has(id)) this.windows.delete(id)
-    }
+    return [...this.lanes.keys()].some((id) => this.windows.free(id) <= 0) ? 'room' : 'idle'
   }
 
   private take(job: Job) {
@@ -315,7 +256,7 @@ export class WebhookWorker {
   }
 
   private startWaiting(endpointId: string, lane: Lane) {
-    while (this.running && lane.active < this.windowOf(endpointId) && lane.waiting.length > 0) {
+    while (this.running && lane.active < this.windows.of(endpointId) && lane.waiting.length > 0) {
       const job = lane.waiting.shift() as Job
       lane.active += 1
       const attempt = this.deliver(job)
@@ -325,7 +266,7 @@ export class WebhookWorker {
         )
         .finally(() => {
           this.attempts.delete(attempt)
-          const wasFull = this.freeSlots(endpointId) <= 0
+          const wasFull = this.windows.free(endpointId) <= 0
           lane.active -= 1
           this.held -= 1
           if (lane.active === 0 && lane.waiting.length === 0) this.lanes.delete(endpointId)
@@ -365,11 +306,11 @@ export class WebhookWorker {
       return
     }
     const outcome = await this.sender.send(delivery, endpoint, payload)
-    this.adaptWindow(endpoint.id, isSuccessStatus(outcome.statusCode))
+    this.windows.adapt(endpoint.id, isSuccessStatus(outcome.statusCode))
     const finished = { delivery, endpoint, outcome }
-    // Successes (the common case) are committed together with those that finished beside them;
+    // Successes (the common case) are written in one batch with those that finished beside them;
     // a failure keeps a transaction of its own, as it may lock its endpoint's row and, on
-    // auto-disable, other workers' deliveries: grouping those could deadlock two workers.
+    // auto-disable, other workers' deliveries: batching those could deadlock two workers.
     if (isSuccessStatus(outcome.statusCode)) {
       await this.successes.add(finished)
       return
@@ -379,43 +320,5 @@ export class WebhookWorker {
       .execute((trx) => recordFailure(trx, finished, this.options))
     if (disabledAfter !== undefined)
       this.log.info({ endpoint_id: endpoint.id, failures: disabledAfter }, 'webhook endpoint auto-disabled')
-  }
-}
-
-/**
- * Group commit: items added while a write is in progress wait for it and then go into the next
- * write together, so many concurrent successes cost one to a few transactions (one commit,
- * one WAL flush each) instead of one per attempt, while each is still recorded as soon as the
- * database can take it: a slow receiver does not hold back the others' records. A write that fails
- * rejects every item of its group (those deliveries are re-sent once their lease runs out, as
- * after a crash).
- */
-class GroupCommit<T> {
-  private pending: Array<{ item: T; resolve: () => void; reject: (error: unknown) => void }> = []
-  private writing = false
-
-  constructor(private readonly write: (items: T[]) => Promise<void>) {}
-
-  add(item: T): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.pending.push({ item, resolve, reject })
-      if (!this.writing) void this.drain()
-    })
-  }
-
-  private async drain(): Promise<void> {
-    this.writing = true
-    // Let the other responses read in this same turn of the event loop join the first group.
-    await new Promise((resolve) => setImmediate(resolve))
-    while (this.pending.length > 0) {
-      const group = this.pending.splice(0, MAX_RECORD_GROUP)
-      try {
-        await this.write(group.map((g) => g.item))
-        for (const g of group) g.resolve()
-      } catch (error) {
-        for (const g of group) g.reject(error)
-      }
-    }
-    this.writing = false
   }
 }

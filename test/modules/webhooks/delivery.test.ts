@@ -2,7 +2,6 @@ import { createHmac, randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { verifyWebhook, WebhookVerificationError } from '../../../packages/client/src/webhooks.js'
 import { MAX_SCHEDULED_ATTEMPTS } from '../../../src/modules/webhooks/policy.js'
-import { DEFAULT_MAX_PER_ENDPOINT, INITIAL_ENDPOINT_WINDOW } from '../../../src/modules/webhooks/worker.js'
 import { type ApiClient, buildTestApp, errorOf, type TestApp } from '../../helpers/app.js'
 import {
   type WebhookDelivery as Delivery,
@@ -670,55 +669,4 @@ describe('webhook delivery to a real receiver (inline worker)', () => {
       expect(receiver.requestsTo(path).map((r) => envelopeOf(r).data.object.id)).toEqual([operators[i]?.id])
     }
   })
-})
-
-describe('a receiver that hangs (inline worker)', () => {
-  // A receiver that has never answered has the initial window: it holds that many attempts open.
-  it(`holds at most ${INITIAL_ENDPOINT_WINDOW} attempts open and never delays another endpoint`, async () => {
-    const receiver = await WebhookReceiver.start()
-    // A timeout far beyond the test, so the hanging attempts stay open until released.
-    const t = await buildTestApp({
-      worker: 'inline',
-      webhookAllowPrivateUrls: true,
-      webhookTimeoutMs: 120_000,
-    })
-    let release = () => {}
-    const released = new Promise<void>((resolve) => {
-      release = resolve
-    })
-    try {
-      const api = t.client((await t.key()).secret)
-      const hanging = receiver.freshPath('hanging')
-      receiver.respond(hanging, { heldUntil: released })
-      const healthy = receiver.freshPath('healthy')
-      for (const path of [hanging, healthy]) {
-        const created = await api.post('/v1/webhook-endpoints', {
-          url: receiver.url(path),
-          enabled_events: ['operator.created'],
-        })
-        expect(created.status).toBe(201)
-      }
-      const EVENTS = DEFAULT_MAX_PER_ENDPOINT * 2 + 8
-      for (let i = 0; i < EVENTS; i++) {
-        expect((await api.post('/v1/operators', { ident: uniq('hang') })).status).toBe(201)
-      }
-
-      // The healthy endpoint gets every event while the hanging one has not answered once.
-      await receiver.waitForRequests(healthy, EVENTS, 15_000)
-      await receiver.waitForRequests(hanging, INITIAL_ENDPOINT_WINDOW)
-      await sleep(300)
-      expect(receiver.requestsTo(hanging)).toHaveLength(INITIAL_ENDPOINT_WINDOW)
-
-      release()
-      await receiver.waitForRequests(hanging, EVENTS, 15_000)
-      await sleep(100)
-      const ids = receiver.requestsTo(hanging).map((r) => header(r, 'x-service-id'))
-      expect(ids).toHaveLength(EVENTS)
-      expect(new Set(ids).size).toBe(EVENTS)
-    } finally {
-      release()
-      await t.close()
-      await receiver.close()
-    }
-  }, 60_000)
 })

@@ -1,11 +1,69 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { dispatchEvents } from '../../../src/modules/events/relay.js'
+import {
+  DEFAULT_MAX_PER_ENDPOINT,
+  EndpointWindows,
+  INITIAL_ENDPOINT_WINDOW,
+  MAX_REMEMBERED_WINDOWS,
+} from '../../../src/modules/webhooks/endpoint-windows.js'
+import { dispatchEvents } from '../../../src/modules/webhooks/outbox-relay.js'
 import { WebhookWorker } from '../../../src/modules/webhooks/worker.js'
 import { buildTestApp, type TestApp } from '../../helpers/app.js'
-import { uniq } from '../../helpers/assertions.js'
+import { sleep, uniq } from '../../helpers/assertions.js'
 import { freshAccount } from '../../helpers/fixtures.js'
 import { endpointOn } from '../../helpers/webhook-endpoints.js'
 import { WebhookReceiver } from '../../helpers/webhook-receiver.js'
+
+/** Windows over a worker's holdings that the test sets by hand. */
+function windowsHolding(held: Record<string, number>, maxPerEndpoint = DEFAULT_MAX_PER_ENDPOINT) {
+  return new EndpointWindows(maxPerEndpoint, (id) => held[id] ?? 0)
+}
+
+describe('per-endpoint windows', () => {
+  it(`start at ${INITIAL_ENDPOINT_WINDOW}, or at maxPerEndpoint when that is smaller`, () => {
+    expect(windowsHolding({}).of('we_a')).toBe(INITIAL_ENDPOINT_WINDOW)
+    expect(windowsHolding({}, 2).of('we_a')).toBe(2)
+  })
+
+  it('grow by one after each 2xx up to maxPerEndpoint and halve after each failure, never below 1', () => {
+    const windows = windowsHolding({}, 6)
+    const after = (succeeded: boolean) => {
+      windows.adapt('we_a', succeeded)
+      return windows.of('we_a')
+    }
+    expect([true, true, true, true].map(after)).toEqual([5, 6, 6, 6])
+    expect([false, false, false, false].map(after)).toEqual([3, 1, 1, 1])
+    expect(after(true)).toBe(2)
+    expect(windows.of('we_b')).toBe(INITIAL_ENDPOINT_WINDOW)
+  })
+
+  it('leave a claim what each window can start: full endpoints skipped, other caps listed', () => {
+    const held = { we_full: INITIAL_ENDPOINT_WINDOW, we_some: 1, we_grown: 2 }
+    const windows = windowsHolding(held)
+    windows.adapt('we_grown', true)
+    windows.adapt('we_idle', false)
+    expect(windows.free('we_some')).toBe(INITIAL_ENDPOINT_WINDOW - 1)
+    const limits = windows.claimLimits(Object.keys(held))
+    expect(limits.skipEndpoints).toEqual(['we_full'])
+    expect(Object.fromEntries(limits.endpointCaps)).toEqual({
+      we_some: INITIAL_ENDPOINT_WINDOW - 1,
+      we_grown: INITIAL_ENDPOINT_WINDOW + 1 - 2,
+      we_idle: INITIAL_ENDPOINT_WINDOW / 2,
+    })
+  })
+
+  it(`remember ${MAX_REMEMBERED_WINDOWS} windows of endpoints with nothing in hand, forgetting the least recently adapted`, () => {
+    const windows = windowsHolding({ we_0: 1 })
+    for (let i = 0; i <= MAX_REMEMBERED_WINDOWS + 1; i++) windows.adapt(`we_${i}`, false)
+    const remembered = windows.claimLimits([]).endpointCaps
+    expect(remembered.size).toBe(MAX_REMEMBERED_WINDOWS)
+    // we_0 is the oldest but in hand, so it stays; we_1 and we_2 go.
+    expect(remembered.has('we_0')).toBe(true)
+    expect(remembered.has('we_1')).toBe(false)
+    expect(remembered.has('we_2')).toBe(false)
+    expect(windows.of('we_1')).toBe(INITIAL_ENDPOINT_WINDOW)
+    expect(remembered.get(`we_${MAX_REMEMBERED_WINDOWS + 1}`)).toBe(INITIAL_ENDPOINT_WINDOW / 2)
+  })
+})
 
 /**
  * A worker with few slots (8) and a backlog of a hanging and a failing endpoint due before the
@@ -69,4 +127,55 @@ describe('a failing receiver never delays a healthy one', () => {
       await worker.stop()
     }
   }, 30_000)
+})
+
+describe('a receiver that hangs (inline worker)', () => {
+  // A receiver that has never answered has the initial window: it holds that many attempts open.
+  it(`holds at most ${INITIAL_ENDPOINT_WINDOW} attempts open and never delays another endpoint`, async () => {
+    const receiver = await WebhookReceiver.start()
+    // A timeout far beyond the test, so the hanging attempts stay open until released.
+    const t = await buildTestApp({
+      worker: 'inline',
+      webhookAllowPrivateUrls: true,
+      webhookTimeoutMs: 120_000,
+    })
+    let release = () => {}
+    const released = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    try {
+      const api = t.client((await t.key()).secret)
+      const hanging = receiver.freshPath('hanging')
+      receiver.respond(hanging, { heldUntil: released })
+      const healthy = receiver.freshPath('healthy')
+      for (const path of [hanging, healthy]) {
+        const created = await api.post('/v1/webhook-endpoints', {
+          url: receiver.url(path),
+          enabled_events: ['operator.created'],
+        })
+        expect(created.status).toBe(201)
+      }
+      const EVENTS = DEFAULT_MAX_PER_ENDPOINT * 2 + 8
+      for (let i = 0; i < EVENTS; i++) {
+        expect((await api.post('/v1/operators', { ident: uniq('hang') })).status).toBe(201)
+      }
+
+      // The healthy endpoint gets every event while the hanging one has not answered once.
+      await receiver.waitForRequests(healthy, EVENTS, 15_000)
+      await receiver.waitForRequests(hanging, INITIAL_ENDPOINT_WINDOW)
+      await sleep(300)
+      expect(receiver.requestsTo(hanging)).toHaveLength(INITIAL_ENDPOINT_WINDOW)
+
+      release()
+      await receiver.waitForRequests(hanging, EVENTS, 15_000)
+      await sleep(100)
+      const ids = receiver.requestsTo(hanging).map((r) => r.headers['x-service-id'])
+      expect(ids).toHaveLength(EVENTS)
+      expect(new Set(ids).size).toBe(EVENTS)
+    } finally {
+      release()
+      await t.close()
+      await receiver.close()
+    }
+  }, 60_000)
 })

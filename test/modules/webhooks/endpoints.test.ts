@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { dispatchEvents } from '../../../src/modules/events/relay.js'
+import { dispatchEvents } from '../../../src/modules/webhooks/outbox-relay.js'
 import { type ApiClient, buildTestApp, errorOf, type TestApp } from '../../helpers/app.js'
 import {
   type WebhookDelivery as Delivery,

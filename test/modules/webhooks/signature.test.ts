@@ -6,7 +6,11 @@ import {
   WebhookVerificationError,
   type WebhookVerificationReason,
 } from '../../../packages/client/src/webhooks.js'
-import { generateSigningSecret, signPayload } from '../../../src/modules/webhooks/signature.js'
+import {
+  generateSigningSecret,
+  signingSecrets,
+  signPayload,
+} from '../../../src/modules/webhooks/signature.js'
 
 const T = 1_750_000_000
 const BODY = JSON.stringify({
@@ -42,6 +46,17 @@ describe('generateSigningSecret', () => {
       const random = Buffer.from(secret.slice('whsec_'.length), 'base64url')
       expect(random.length * 8).toBeGreaterThanOrEqual(192)
     }
+  })
+})
+
+describe('signingSecrets', () => {
+  it('is the current secret, then the previous one until its grace ends (exclusive)', () => {
+    const rotated = { secret: SECRET_B, previous_secret: SECRET_A, previous_secret_expires_at: T + 1 }
+    expect(signingSecrets(rotated, T)).toEqual([SECRET_B, SECRET_A])
+    expect(signingSecrets(rotated, T + 1)).toEqual([SECRET_B])
+    expect(
+      signingSecrets({ secret: SECRET_A, previous_secret: null, previous_secret_expires_at: null }, T),
+    ).toEqual([SECRET_A])
   })
 })
 
