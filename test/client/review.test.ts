@@ -76,6 +76,41 @@ describe('the client: review, pay periods, timesheets', () => {
     expect(await client.payPeriods.retrieve(period.id)).toMatchObject({ status: 'open' })
   })
 
+  it('the review queue by work date and operator ident; a session without a check-out is completed, then approved', async () => {
+    const { client } = await served.client()
+    const sessions = await month(client)
+    const queue = []
+    for await (const s of client.sessions.iterate({ review_status: 'pending', order: 'work_date', limit: 4 }))
+      queue.push(`${s.work_date} ${s.operator_ident}`)
+    // By work date, then by id (the order they were entered: C, A, B each day).
+    expect(queue).toEqual([
+      '2026-11-02 C',
+      '2026-11-02 A',
+      '2026-11-02 B',
+      '2026-11-03 C',
+      '2026-11-03 A',
+      '2026-11-03 B',
+    ])
+    const ofA = await client.sessions.list({ operator_ident: 'A', order: 'work_date' })
+    expect(ofA.data.map((s) => s.id)).toEqual(sessions.slice(2, 4).map((s) => s.id))
+    expect((await client.sessions.list({ operator_ident: 'nobody' })).data).toEqual([])
+
+    // A forgotten check-out, closed by the operator's next scan 25 hours later.
+    const first = await client.scans.create({
+      device_id: 'GATE',
+      operator_ident: 'A',
+      time: '2026-11-05T08:00:00Z',
+    })
+    await client.scans.create({ device_id: 'GATE', operator_ident: 'A', time: '2026-11-06T09:00:00Z' })
+    const id = first.session_id ?? ''
+    const refused = await client.sessions.approve(id).catch((error: unknown) => error)
+    expect((refused as AttendanceApiError).code).toBe('check_out_missing')
+    await client.sessions.update(id, { check_out: { time: '2026-11-05T16:00:00Z' } })
+    expect((await client.sessions.approve(id)).review_status).toBe('approved')
+    const [approval] = (await client.sessions.revisions(id)).data
+    expect(approval).toMatchObject({ action: 'approved', key_label: null })
+  })
+
   it('timesheets.iterate pages through every entry; timesheets.csv streams the same rows', async () => {
     const { client, key } = await served.client()
     const sessions = await month(client)

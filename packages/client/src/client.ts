@@ -533,7 +533,7 @@ export class Sessions extends Resource {
   }
   /**
    * `POST /v1/sessions/{id}/approve` (scope `sessions:approve`): `review_status` becomes `approved`; `note`
-   * is optional.
+   * is optional. A session without a check-out: 409 `check_out_missing` (set it with `update` first).
    */
   approve(id: string, params: SessionApproveParams = {}, options?: RequestOptions): Promise<Session> {
     return this.request('POST', pathOf('/v1/sessions', id, '/approve'), { ...options, body: params })
@@ -682,8 +682,10 @@ export class PayPeriods extends Resource {
     return paginate((page: PayPeriodListParams) => this.list(page, options), params)
   }
   /**
-   * `POST /v1/pay-periods/{id}/close`: 409 `pending_reviews` while a session in it awaits review or is open;
-   * afterwards its sessions are frozen (409 `period_closed`). Scopes `timesheets:write` and `sessions:approve`.
+   * `POST /v1/pay-periods/{id}/close`: 409 `period_not_over` until the day after `end_date` has begun in
+   * every zone of the account's locations; 409 `pending_reviews` while a session in it awaits review, is
+   * open or lacks a check-out; afterwards its sessions are frozen (409 `period_closed`). Scopes
+   * `timesheets:write` and `sessions:approve`.
    */
   close(id: string, options?: RequestOptions): Promise<PayPeriod> {
     return this.request('POST', pathOf('/v1/pay-periods', id, '/close'), options)
