@@ -1,12 +1,13 @@
-import { useEffect, useMemo, useState } from 'preact/hooks'
+import { useMemo, useState } from 'preact/hooks'
+import type { Location, Operator } from '../../packages/client/src/types.js'
 import { Api } from './api.js'
 import { Layout } from './components/Layout.js'
 import { PageTitle } from './components/PageTitle.js'
 import { type SignedIn, SignedInContext } from './context.js'
-import { LocationDirectory } from './locations.js'
+import { Directory } from './directory.js'
 import { SignInPage } from './pages/SignInPage.js'
-import { HOME, NAV, PAGES } from './pages.js'
-import { match, navigate, usePath } from './router.js'
+import { NAV, PAGES } from './pages.js'
+import { match, usePath } from './router.js'
 import { forgetKey, type Mode, modeOfKey, storedKey, storeKey } from './session-key.js'
 
 function NotFoundPage() {
@@ -28,7 +29,13 @@ function CurrentPage({ path }: { path: string }) {
 
 function signedInWith(key: string, mode: Mode, signOut: () => void): SignedIn {
   const api = new Api(key)
-  return { api, mode, signOut, locations: new LocationDirectory(api) }
+  return {
+    api,
+    mode,
+    signOut,
+    locations: new Directory<Location>(api, '/v1/locations'),
+    operators: new Directory<Operator>(api, '/v1/operators'),
+  }
 }
 
 export function App() {
@@ -39,12 +46,8 @@ export function App() {
     setKey(undefined)
   }
   const mode = key === undefined ? undefined : modeOfKey(key)
-  // One API client (and location cache) per key; signOut is the same on every render in effect.
+  // One API client (and name caches) per key; signOut is the same on every render in effect.
   const signedIn = useMemo(() => (key && mode ? signedInWith(key, mode, signOut) : undefined), [key, mode])
-
-  useEffect(() => {
-    if (signedIn && path === '/') navigate(HOME, { replace: true })
-  }, [signedIn, path])
 
   if (!signedIn) {
     return (

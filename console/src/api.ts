@@ -15,6 +15,9 @@ export class ApiError extends Error {
 
 export type Query = Record<string, string | number | boolean | undefined>
 
+/** The API's largest page (`limit`). */
+const MAX_PAGE = 200
+
 /** The public /v1 API of the service that served this page, called with the signed-in key. */
 export class Api {
   constructor(private readonly key: string) {}
@@ -26,6 +29,22 @@ export class Api {
   /** One page of a list, newest first; `cursor` is the previous page's `next_cursor`. */
   list<T>(path: string, query: Query, cursor?: string): Promise<ListEnvelope<T>> {
     return this.get<ListEnvelope<T>>(path, { ...query, cursor })
+  }
+
+  /**
+   * The items of a list from its first page on, 200 a page (the API's largest), stopping once
+   * `atMost` are read: `complete` says whether that was all of them.
+   */
+  async all<T>(path: string, query: Query, atMost: number): Promise<{ items: T[]; complete: boolean }> {
+    const items: T[] = []
+    let cursor: string | undefined
+    for (;;) {
+      const page = await this.list<T>(path, { ...query, limit: MAX_PAGE }, cursor)
+      items.push(...page.data)
+      if (!page.has_more || page.next_cursor === null) return { items, complete: true }
+      if (items.length >= atMost) return { items, complete: false }
+      cursor = page.next_cursor
+    }
   }
 
   post<T>(path: string, body?: unknown): Promise<T> {

@@ -1,13 +1,15 @@
 import { createContext } from 'preact'
 import { useContext } from 'preact/hooks'
+import type { Location, Operator } from '../../packages/client/src/types.js'
 import type { Api } from './api.js'
-import type { LocationDirectory } from './locations.js'
+import type { Directory } from './directory.js'
 import type { Mode } from './session-key.js'
 
 export interface SignedIn {
   api: Api
   mode: Mode
-  locations: LocationDirectory
+  locations: Directory<Location>
+  operators: Directory<Operator>
   signOut: () => void
 }
 

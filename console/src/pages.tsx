@@ -1,6 +1,8 @@
 import type { VNode } from 'preact'
 import type { NavItem } from './components/Layout.js'
+import { HomePage } from './pages/HomePage.js'
 import { OperatorsPage } from './pages/OperatorsPage.js'
+import { PayPeriodsPage } from './pages/PayPeriodsPage.js'
 import { ReviewQueuePage } from './pages/ReviewQueuePage.js'
 import { SessionDetailPage } from './pages/SessionDetailPage.js'
 import { SessionsPage } from './pages/SessionsPage.js'
@@ -14,24 +16,28 @@ export interface Page {
   render: (params: Record<string, string>) => VNode
 }
 
-/** Every page of the console. A new page is one entry here (and one in NAV if it has a menu entry). */
+/**
+ * Every page of the console. A new page is one entry here (and one in NAV if it has a menu entry).
+ * `/` (the address `/console/`) is the home page, the first one shown after signing in.
+ */
 export const PAGES: Page[] = [
+  { pattern: '/', render: () => <HomePage /> },
   { pattern: '/sessions', render: () => <SessionsPage /> },
   { pattern: '/sessions/:id', render: ({ id = '' }) => <SessionDetailPage id={id} /> },
   { pattern: '/review', render: () => <ReviewQueuePage /> },
   { pattern: '/timesheets', render: () => <TimesheetsPage /> },
+  { pattern: '/pay-periods', render: () => <PayPeriodsPage /> },
   { pattern: '/operators', render: () => <OperatorsPage /> },
   { pattern: '/webhooks', render: () => <WebhookEndpointsPage /> },
   { pattern: '/webhooks/:id', render: ({ id = '' }) => <WebhookDeliveriesPage endpointId={id} /> },
 ]
 
 export const NAV: NavItem[] = [
-  { to: '/sessions', label: 'Sessions' },
+  { to: '/', label: 'Home' },
   { to: '/review', label: 'Review' },
+  { to: '/sessions', label: 'Sessions' },
   { to: '/timesheets', label: 'Timesheets' },
+  { to: '/pay-periods', label: 'Pay periods' },
   { to: '/operators', label: 'Operators' },
   { to: '/webhooks', label: 'Webhooks' },
 ]
-
-/** Where `/console/` leads. */
-export const HOME = '/sessions'

@@ -39,7 +39,8 @@ export function usePath(): string {
  * segment `:name` matches one non-empty segment.
  */
 export function match(pattern: string, path: string): Record<string, string> | undefined {
-  const want = pattern.split('/')
+  // `/` is the home page: without its trailing slash it is the empty path, as `/sessions/` is `/sessions`.
+  const want = pattern.replace(/\/$/, '').split('/')
   const have = path.replace(/\/$/, '').split('/')
   if (want.length !== have.length) return undefined
   const params: Record<string, string> = {}
@@ -49,6 +50,11 @@ export function match(pattern: string, path: string): Record<string, string> | u
     else if (part !== actual) return undefined
   }
   return params
+}
+
+/** The query of the address a page was opened with: links between pages carry filters in it. */
+export function addressQuery(): URLSearchParams {
+  return new URLSearchParams(window.location.search)
 }
 
 interface LinkProps extends Omit<JSX.HTMLAttributes<HTMLAnchorElement>, 'href'> {

@@ -34,6 +34,29 @@ export function launchChromium(): Promise<Browser> {
 
 export const VIEWPORT = { width: 1280, height: 800 }
 
+/** A phone held upright (an iPhone 14's CSS pixels). */
+export const PHONE_VIEWPORT = { width: 390, height: 844 }
+
+export interface Screen {
+  /** `desktop` or `phone`: in test names and in screenshot names. */
+  name: 'desktop' | 'phone'
+  viewport: { width: number; height: number }
+}
+
+/** Every console test runs on both: a manager at a desk and one on a phone. */
+export const SCREENS: Screen[] = [
+  { name: 'desktop', viewport: VIEWPORT },
+  { name: 'phone', viewport: PHONE_VIEWPORT },
+]
+
+/**
+ * How far the page is wider than the window, in CSS pixels (0 when it fits): a page that scrolls
+ * sideways on a phone is one nobody can use. Wide tables scroll in their own boxes instead.
+ */
+export function horizontalOverflow(page: Page): Promise<number> {
+  return page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth')
+}
+
 /**
  * The serious and critical axe-core violations of the page as it is now, one line each. axe's
  * source is evaluated through the DevTools protocol, which the page's CSP does not govern.

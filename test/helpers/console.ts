@@ -1,7 +1,9 @@
 import fs from 'node:fs'
 import path from 'node:path'
+import type { Browser, Page } from 'playwright-core'
 import type { Config } from '../../src/config.js'
 import { buildTestApp, type TestApp } from './app.js'
+import type { Screen } from './browser.js'
 import { ROOT, run, withFileLock } from './process.js'
 
 export const CONSOLE_SOURCE = path.join(ROOT, 'console')
@@ -38,4 +40,41 @@ export async function buildConsoleTestApp(overrides: Partial<Config> = {}): Prom
 /** The app listening on a real loopback port, as a browser needs it; answers its base URL. */
 export async function listen(t: TestApp): Promise<string> {
   return t.app.listen({ host: '127.0.0.1', port: 0 })
+}
+
+/**
+ * A page in a fresh browser context of the screen's size (UTC, British English), and the script
+ * errors and CSP refusals it logs: a test ends by checking there were none it did not expect.
+ */
+export async function consolePage(
+  browser: Browser,
+  screen: Screen,
+): Promise<{ page: Page; errors: string[] }> {
+  const context = await browser.newContext({ viewport: screen.viewport, locale: 'en-GB', timezoneId: 'UTC' })
+  const page = await context.newPage()
+  const errors: string[] = []
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(message.text())
+  })
+  page.on('pageerror', (error) => errors.push(error.message))
+  return { page, errors }
+}
+
+/** Signs in at `base` with `key` from the keyboard, and waits for the home page, shown first. */
+export async function signIn(page: Page, base: string, key: string): Promise<void> {
+  await page.goto(`${base}/console/`)
+  await page.getByLabel('API key').fill(key)
+  await page.keyboard.press('Enter')
+  await page.getByRole('heading', { name: 'Home', level: 1 }).waitFor()
+}
+
+/**
+ * Opens a page from the main menu, as a manager would: on a phone the menu is folded behind its
+ * button, which is pressed first.
+ */
+export async function openFromMenu(page: Page, label: string): Promise<void> {
+  const toggle = page.getByRole('button', { name: 'Menu' })
+  if ((await toggle.isVisible()) && (await toggle.getAttribute('aria-expanded')) !== 'true')
+    await toggle.click()
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: label, exact: true }).click()
 }

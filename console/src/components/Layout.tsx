@@ -1,4 +1,5 @@
 import type { ComponentChildren } from 'preact'
+import { useEffect, useState } from 'preact/hooks'
 import { useSignedIn } from '../context.js'
 import { Link } from '../router.js'
 
@@ -25,6 +26,11 @@ function ModeBanner() {
   )
 }
 
+/** A menu entry is current on its page and the pages under it (a delivery log is under Webhooks). */
+function isCurrent(to: string, path: string): boolean {
+  return path === to || (to !== '/' && path.startsWith(`${to}/`))
+}
+
 export function Layout({
   nav,
   currentPath,
@@ -35,23 +41,35 @@ export function Layout({
   children: ComponentChildren
 }) {
   const { signOut } = useSignedIn()
+  // On a narrow screen the menu is folded behind a button (styles.css); opening a page folds it again.
+  const [menuOpen, setMenuOpen] = useState(false)
+  useEffect(() => setMenuOpen(false), [currentPath])
   return (
     <>
       <ModeBanner />
       <header class="top-bar">
         <span class="brand">Attendance console</span>
-        <nav aria-label="Main">
+        <button
+          type="button"
+          class="secondary menu-toggle"
+          aria-expanded={menuOpen}
+          aria-controls="main-menu"
+          onClick={() => setMenuOpen(!menuOpen)}
+        >
+          Menu
+        </button>
+        <nav id="main-menu" aria-label="Main" class={menuOpen ? 'open' : undefined}>
           <ul>
             {nav.map((item) => (
               <li key={item.to}>
-                <Link to={item.to} aria-current={currentPath.startsWith(item.to) ? 'page' : undefined}>
+                <Link to={item.to} aria-current={isCurrent(item.to, currentPath) ? 'page' : undefined}>
                   {item.label}
                 </Link>
               </li>
             ))}
           </ul>
         </nav>
-        <button type="button" class="secondary" onClick={signOut}>
+        <button type="button" class="secondary sign-out" onClick={signOut}>
           Sign out
         </button>
       </header>

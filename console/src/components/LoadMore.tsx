@@ -1,13 +1,21 @@
-/** The footer of a paged list: how much is shown, and the next page on request. */
+import { count } from '../format.js'
+
+/** What a list calls its items: `['delivery', 'deliveries']`; the plural is the singular + s when left out. */
+export type Noun = readonly [one: string, other?: string]
+
+/** "1 session shown.", "50 sessions shown; more exist.". */
+export function shownSummary(shown: number, [one, other]: Noun, hasMore: boolean): string {
+  return `${count(shown, one, other)} shown${hasMore ? '; more exist' : ''}.`
+}
+
+/** The footer of a paged list: what is shown, in words, and the next page on request. */
 export function LoadMore({
-  count,
-  noun,
+  summary,
   hasMore,
   loading,
   onLoadMore,
 }: {
-  count: number
-  noun: string
+  summary: string
   hasMore: boolean
   loading: boolean
   onLoadMore: () => void
@@ -15,7 +23,7 @@ export function LoadMore({
   return (
     <div class="list-footer">
       <p class="muted" aria-live="polite">
-        {loading ? 'Loading…' : `${count} ${noun} shown${hasMore ? '; more exist' : ''}.`}
+        {loading ? 'Loading…' : summary}
       </p>
       {hasMore && (
         <button type="button" onClick={onLoadMore} disabled={loading}>

@@ -3,9 +3,10 @@ import type { Operator } from '../../../packages/client/src/types.js'
 import { pathOf } from '../api.js'
 import { Badge } from '../components/Badge.js'
 import { ErrorNotice } from '../components/ErrorNotice.js'
-import { LoadMore } from '../components/LoadMore.js'
+import { PagedTable } from '../components/PagedTable.js'
 import { PageTitle } from '../components/PageTitle.js'
 import { useSignedIn } from '../context.js'
+import { count } from '../format.js'
 import { useAction, useLoad, usePagedList } from '../hooks.js'
 
 type ActiveFilter = '' | 'true' | 'false'
@@ -66,9 +67,22 @@ function OperatorRow({ operator, onChanged }: { operator: Operator; onChanged: (
 }
 
 /**
- * GET /v1/operators filters by exact `ident` and by `is_active`, not by name: the search box filters
- * the pages loaded so far, and an exact ident is also asked of the API so it is found even when it
- * is not loaded yet.
+ * What the search found, in words. Names and parts of idents are matched among the operators loaded
+ * so far; while more exist, the words say so, rather than that nobody matches.
+ */
+function searchSummary(search: string, found: number, loaded: number, hasMore: boolean): string | undefined {
+  if (search === '') return undefined
+  const among = hasMore
+    ? ` among the ${count(loaded, 'operator')} loaded; load more to search the rest.`
+    : '.'
+  return found === 0
+    ? `No operator matches “${search}”${among}`
+    : `${count(found, 'operator matches', 'operators match')} “${search}”${among}`
+}
+
+/**
+ * The search box matches part of an ident or a name among the pages loaded so far; an exact ident is
+ * also asked of the API (its `ident` filter), so it is found even when it is not loaded yet.
  */
 export function OperatorsPage() {
   const { api } = useSignedIn()
@@ -88,6 +102,7 @@ export function OperatorsPage() {
   )
   const shown = list.items.filter((operator) => matches(operator, search))
   const extra = (exact.value ?? []).filter((found) => !shown.some((operator) => operator.id === found.id))
+  const rows = [...extra, ...shown]
   const onChanged = (operator: Operator) => {
     list.replace(operator)
     if (extra.some((found) => found.id === operator.id)) exact.set([operator])
@@ -104,7 +119,6 @@ export function OperatorsPage() {
             type="search"
             value={search}
             onInput={(event) => setSearch(event.currentTarget.value)}
-            aria-describedby="operator-search-help"
           />
         </div>
         <div>
@@ -120,35 +134,28 @@ export function OperatorsPage() {
           </select>
         </div>
       </form>
-      <p id="operator-search-help" class="muted">
-        The API searches by exact ident only; names and parts of idents are matched among the operators loaded
-        below (load more to search further).
-      </p>
-      <ErrorNotice error={list.error ?? exact.error} />
-      <table>
-        <caption class="visually-hidden">Operators, newest first</caption>
-        <thead>
-          <tr>
+      {/* Both requests are refused alike (a missing scope): the table's notice says it once. */}
+      {!list.error && <ErrorNotice error={exact.error} />}
+      <PagedTable
+        list={list}
+        caption="Operators, newest first"
+        noun={['operator']}
+        empty="No operator yet."
+        summary={searchSummary(trimmed, rows.length, list.items.length, list.hasMore)}
+        head={
+          <>
             <th scope="col">Ident</th>
             <th scope="col">Name</th>
             <th scope="col">Employee id</th>
             <th scope="col">Status</th>
             <th scope="col">Action</th>
-          </tr>
-        </thead>
-        <tbody>
-          {[...extra, ...shown].map((operator) => (
-            <OperatorRow key={operator.id} operator={operator} onChanged={onChanged} />
-          ))}
-        </tbody>
-      </table>
-      <LoadMore
-        count={list.items.length}
-        noun="operators loaded"
-        hasMore={list.hasMore}
-        loading={list.loading}
-        onLoadMore={list.loadMore}
-      />
+          </>
+        }
+      >
+        {rows.map((operator) => (
+          <OperatorRow key={operator.id} operator={operator} onChanged={onChanged} />
+        ))}
+      </PagedTable>
     </>
   )
 }

@@ -1,100 +1,63 @@
+import type { ComponentChildren } from 'preact'
+import { useState } from 'preact/hooks'
 import type { Location, Session, SessionRevision } from '../../../packages/client/src/types.js'
 import { pathOf } from '../api.js'
 import { Badge } from '../components/Badge.js'
 import { ErrorNotice } from '../components/ErrorNotice.js'
-import { LoadMore } from '../components/LoadMore.js'
 import { PageTitle } from '../components/PageTitle.js'
 import { useSignedIn } from '../context.js'
-import { hours, localTime, words } from '../format.js'
-import { useLoad, usePagedList } from '../hooks.js'
+import { checkOutText, flagReason, hours, localTime } from '../format.js'
+import { type PagedList, useLoad, usePagedList } from '../hooks.js'
 import { useLocation } from '../locations.js'
+import { OperatorName } from '../operators.js'
+import { ReviewControls } from '../review/ReviewControls.js'
+import { useReviews } from '../review/reviews.js'
+import { CorrectionForm } from '../session/CorrectionForm.js'
+import { actorOf, History } from '../session/History.js'
 
-type SessionSnapshot = NonNullable<SessionRevision['after']>
-
-/** The fields a revision's change list compares, in reading order, with how each reads. */
-const TRACKED: Array<{ field: keyof SessionSnapshot; label: string }> = [
-  { field: 'operator_ident', label: 'Operator' },
-  { field: 'device_id', label: 'Device' },
-  { field: 'location_id', label: 'Location' },
-  { field: 'check_in', label: 'Check-in' },
-  { field: 'check_out', label: 'Check-out' },
-  { field: 'break_minutes', label: 'Break (min)' },
-  { field: 'total_hours', label: 'Hours' },
-  { field: 'status', label: 'Status' },
-  { field: 'flag_reason', label: 'Flag' },
-  { field: 'notes', label: 'Notes' },
-]
-
-function display(value: unknown, zone: string): string {
-  if (value === null || value === undefined) return '—'
-  if (typeof value === 'object' && 'time' in value) return localTime(String(value.time), zone)
-  return String(value)
+const REVIEW_STATUS: Record<Session['review_status'], string> = {
+  pending: 'awaiting review',
+  approved: 'approved',
+  rejected: 'rejected',
+  not_required: 'no review needed',
 }
 
-interface Change {
-  label: string
-  before: string
-  after: string
+/**
+ * Why the session was flagged, as it stands: a reason to review while the review is pending, and
+ * only history ("was flagged") once it was approved or rejected.
+ */
+function flagText(session: Session): string {
+  if (!session.is_flagged) return 'not flagged'
+  const reason = flagReason(session.flag_reason)
+  return session.review_status === 'pending' ? `flagged: ${reason}` : `was flagged: ${reason}`
 }
 
-/** What a revision changed, compared field by field (a creation lists what it set). */
-function changesOf(revision: SessionRevision, zone: string): Change[] {
-  return TRACKED.flatMap(({ field, label }) => {
-    const before = display(revision.before?.[field], zone)
-    const after = display(revision.after?.[field], zone)
-    return before === after ? [] : [{ label, before, after }]
-  })
-}
-
-function RevisionEntry({ revision, zone }: { revision: SessionRevision; zone: string }) {
-  const changes = changesOf(revision, zone)
+function StatusLine({ session }: { session: Session }) {
+  const tone =
+    session.review_status === 'pending' ? 'warn' : session.review_status === 'rejected' ? 'bad' : 'good'
   return (
-    <li class="timeline-entry">
-      <p class="timeline-heading">
-        <strong>{words(revision.action)}</strong>{' '}
-        <span class="muted">{localTime(revision.created, zone)}</span> by key <code>{revision.key_id}</code>
-      </p>
-      {changes.length > 0 && (
-        <dl class="changes">
-          {changes.map((change) => (
-            <div key={change.label}>
-              <dt>{change.label}</dt>
-              <dd>
-                {change.before} → {change.after}
-              </dd>
-            </div>
-          ))}
-        </dl>
-      )}
-    </li>
+    <p class="status-line">
+      <Badge tone={tone}>{REVIEW_STATUS[session.review_status]}</Badge> {flagText(session)}
+    </p>
   )
 }
 
-function SessionFields({
-  session,
-  location,
-  zone,
-}: {
-  session: Session
-  location: Location | undefined
-  zone: string
-}) {
-  const rows: Array<[string, string]> = [
-    ['Id', session.id],
-    ['Operator', `${session.operator_ident} (${session.operator_id})`],
-    ['Device', session.device_id],
-    ['Location', location ? `${location.name} (${location.timezone})` : (session.location_id ?? '—')],
-    ['Check-in', localTime(session.check_in.time, zone)],
-    ['Check-out', session.check_out ? localTime(session.check_out.time, zone) : '—'],
-    ['Break', `${session.break_minutes} min`],
-    ['Hours', hours(session.total_hours)],
-    ['Status', session.status],
-    ['Flag', session.is_flagged ? words(session.flag_reason) : 'not flagged'],
-    ['Source', session.source],
-    ['Notes', session.notes ?? '—'],
-    ['Created', localTime(session.created, zone)],
-    ['Updated', localTime(session.updated, zone)],
-  ]
+/**
+ * Who reviewed the session: the label of the key of its latest approve or reject (the history
+ * names it), else the key's id; nothing yet while the history is read.
+ */
+function reviewerOf(session: Session, revisions: PagedList<SessionRevision>): string {
+  if (session.reviewed_by === null) return '—'
+  const review = revisions.items.find(
+    (revision) =>
+      (revision.action === 'approved' || revision.action === 'rejected') &&
+      revision.key_id === session.reviewed_by,
+  )
+  if (review) return actorOf(review)
+  return revisions.loading ? '…' : `key ${session.reviewed_by}`
+}
+
+function Fields({ rows }: { rows: Array<[string, ComponentChildren]> }) {
   return (
     <dl class="fields">
       {rows.map(([label, value]) => (
@@ -107,56 +70,118 @@ function SessionFields({
   )
 }
 
-/** All of a session's fields and its edit history; the history stays readable after a delete. */
+function SessionFields({
+  session,
+  location,
+  zone,
+  reviewer,
+}: {
+  session: Session
+  location: Location | undefined
+  zone: string
+  reviewer: string
+}) {
+  const time = (iso: string) => localTime(iso, zone)
+  return (
+    <Fields
+      rows={[
+        ['Operator', <OperatorName key="operator" id={session.operator_id} ident={session.operator_ident} />],
+        ['Work date', session.work_date],
+        ['Location', location ? `${location.name} (${location.timezone})` : (session.location_id ?? '—')],
+        ['Device', session.device_id],
+        ['Check-in', time(session.check_in.time)],
+        ['Check-out', checkOutText(session, time)],
+        ['Break', `${session.break_minutes} min`],
+        ['Hours', hours(session.total_hours)],
+        ['Status', session.status],
+        ['Flag', flagText(session)],
+        ['Notes', session.notes ?? '—'],
+        ['Review', REVIEW_STATUS[session.review_status]],
+        ['Reviewed at', session.reviewed_at ? time(session.reviewed_at) : '—'],
+        ['Reviewer', reviewer],
+        ['Review note', session.review_note ?? '—'],
+        ['Source', session.source],
+        ['Created', time(session.created)],
+        ['Updated', time(session.updated)],
+        ['Id', session.id],
+      ]}
+    />
+  )
+}
+
+/** Approve or reject on the session's own page; approving waits for a check-out. */
+function ReviewSection({ session, onReviewed }: { session: Session; onReviewed: (s: Session) => void }) {
+  const reviews = useReviews(onReviewed)
+  return (
+    <section aria-labelledby="review-heading">
+      <h2 id="review-heading">Review</h2>
+      <ReviewControls
+        session={session}
+        state={reviews.rows.get(session.id)}
+        onReview={(decision, note) => reviews.review([session.id], decision, note)}
+        noCheckOut="No check-out yet: set it above, then approve."
+      />
+    </section>
+  )
+}
+
+/**
+ * All of a session's fields, its review, the check-out and break a manager may set, and its edit
+ * history; the history stays readable after a delete.
+ */
 export function SessionDetailPage({ id }: { id: string }) {
   const { api } = useSignedIn()
   const session = useLoad(() => api.get<Session>(pathOf('/v1/sessions', id)), [api, id])
+  // Each change made here is a new revision: the history is read again after it.
+  const [changes, setChanges] = useState(0)
   const revisions = usePagedList<SessionRevision>(
     (cursor) => api.list<SessionRevision>(pathOf('/v1/sessions', id, 'revisions'), { limit: 50 }, cursor),
-    [api, id],
+    [api, id, changes],
   )
   const place = useLocation(session.value?.location_id ?? null)
   const zone = place.timeZone
   // Times are shown once the location's zone is known, never first in UTC.
   const timesReady = !session.loading && place.ready
-  const deleted = session.error?.status === 404 && revisions.items.length > 0
+  const missing = session.error?.status === 404
+  const deleted = missing && revisions.items.length > 0
+  const changed = (updated: Session) => {
+    session.set(updated)
+    setChanges((n) => n + 1)
+  }
+  const current = session.value
 
   return (
     <>
       <PageTitle>{`Session ${id}`}</PageTitle>
-      {session.value && (
-        <p>
-          {session.value.is_flagged ? (
-            <Badge tone="warn">flagged for review</Badge>
-          ) : (
-            <Badge tone="good">not flagged</Badge>
-          )}
-        </p>
-      )}
       {deleted ? (
         <p class="notice">This session was deleted; its history is kept.</p>
       ) : (
         <ErrorNotice error={session.error} />
       )}
-      {session.value && timesReady && (
-        <SessionFields session={session.value} location={place.location} zone={zone} />
+      {current && timesReady && (
+        <>
+          <StatusLine session={current} />
+          {/* Side by side on a wide screen: what the session is, and what a manager may do with it. */}
+          <div class="session-layout">
+            <SessionFields
+              session={current}
+              location={place.location}
+              zone={zone}
+              reviewer={reviewerOf(current, revisions)}
+            />
+            <div>
+              {current.status !== 'open' && (
+                <CorrectionForm key={current.id} session={current} zone={zone} onSaved={changed} />
+              )}
+              {current.review_status === 'pending' && (
+                <ReviewSection session={current} onReviewed={changed} />
+              )}
+            </div>
+          </div>
+        </>
       )}
-      <h2>History</h2>
-      <p class="muted">Newest first, times in {zone}.</p>
-      <ErrorNotice error={revisions.error} />
-      <ol class="timeline">
-        {timesReady &&
-          revisions.items.map((revision) => (
-            <RevisionEntry key={revision.id} revision={revision} zone={zone} />
-          ))}
-      </ol>
-      <LoadMore
-        count={revisions.items.length}
-        noun="revisions"
-        hasMore={revisions.hasMore}
-        loading={revisions.loading}
-        onLoadMore={revisions.loadMore}
-      />
+      {/* An unknown id is refused for its history too: the one notice above says it. */}
+      {!(missing && !deleted) && <History revisions={revisions} zone={zone} ready={timesReady} />}
     </>
   )
 }

@@ -1,16 +1,14 @@
 import { useState } from 'preact/hooks'
 import type { Session, SessionListParams } from '../../../packages/client/src/types.js'
-import { ApiError } from '../api.js'
-import { ErrorNotice } from '../components/ErrorNotice.js'
-import { LoadMore } from '../components/LoadMore.js'
 import { LocationSelect } from '../components/LocationSelect.js'
+import { PagedTable } from '../components/PagedTable.js'
 import { PageTitle } from '../components/PageTitle.js'
 import { useSignedIn } from '../context.js'
-import { hours, localTime, words } from '../format.js'
+import { checkOutText, flagReason, hours, localTime } from '../format.js'
 import { usePagedList } from '../hooks.js'
 import { useLocation } from '../locations.js'
-import { operatorIdOf } from '../operators.js'
-import { Link } from '../router.js'
+import { OperatorName } from '../operators.js'
+import { addressQuery, Link } from '../router.js'
 
 type SessionFilter = Omit<SessionListParams, 'limit' | 'cursor'>
 
@@ -25,14 +23,18 @@ interface FilterForm {
   to: string
 }
 
-const EMPTY_FORM: FilterForm = {
-  operatorIdent: '',
-  deviceCode: '',
-  locationId: '',
-  status: '',
-  flagged: '',
-  from: '',
-  to: '',
+/** The form as a link opened it: the home page links to `/sessions?status=open`. */
+function formFromAddress(): FilterForm {
+  const status = addressQuery().get('status')
+  return {
+    operatorIdent: '',
+    deviceCode: '',
+    locationId: '',
+    status: status === 'open' || status === 'completed' ? status : '',
+    flagged: '',
+    from: '',
+    to: '',
+  }
 }
 
 /** A date input's day, from midnight in the browser's zone, as the instant the API expects. */
@@ -40,35 +42,33 @@ function startOfDay(date: string): string | undefined {
   return date === '' ? undefined : new Date(`${date}T00:00:00`).toISOString()
 }
 
-function SessionFilters({ onApply }: { onApply: (filter: SessionFilter) => void }) {
-  const { api } = useSignedIn()
-  const [form, setForm] = useState(EMPTY_FORM)
-  const [problem, setProblem] = useState<ApiError | undefined>()
+function filterOf(form: FilterForm): SessionFilter {
+  return {
+    operator_ident: form.operatorIdent.trim() || undefined,
+    device_id: form.deviceCode.trim() || undefined,
+    location_id: form.locationId || undefined,
+    status: form.status || undefined,
+    is_flagged: form.flagged === '' ? undefined : form.flagged === 'true',
+    check_in_from: startOfDay(form.from),
+    check_in_to: startOfDay(form.to),
+  }
+}
+
+function SessionFilters({
+  initial,
+  onApply,
+}: {
+  initial: FilterForm
+  onApply: (filter: SessionFilter) => void
+}) {
+  const [form, setForm] = useState(initial)
   const field =
     (name: keyof FilterForm) => (event: { currentTarget: HTMLInputElement | HTMLSelectElement }) =>
       setForm({ ...form, [name]: event.currentTarget.value })
 
-  const submit = async (event: Event) => {
+  const submit = (event: Event) => {
     event.preventDefault()
-    setProblem(undefined)
-    let operatorId: string | undefined
-    if (form.operatorIdent.trim() !== '') {
-      try {
-        operatorId = await operatorIdOf(api, form.operatorIdent.trim())
-      } catch (error) {
-        setProblem(error instanceof ApiError ? error : new ApiError(0, 'client_error', String(error)))
-        return
-      }
-    }
-    onApply({
-      operator_id: operatorId,
-      device_id: form.deviceCode.trim() || undefined,
-      location_id: form.locationId || undefined,
-      status: form.status || undefined,
-      is_flagged: form.flagged === '' ? undefined : form.flagged === 'true',
-      check_in_from: startOfDay(form.from),
-      check_in_to: startOfDay(form.to),
-    })
+    onApply(filterOf(form))
   }
 
   return (
@@ -114,7 +114,6 @@ function SessionFilters({ onApply }: { onApply: (filter: SessionFilter) => void 
         <input id="filter-to" type="date" value={form.to} onInput={field('to')} />
       </div>
       <button type="submit">Apply filters</button>
-      <ErrorNotice error={problem} />
     </form>
   )
 }
@@ -124,22 +123,25 @@ function SessionRow({ session }: { session: Session }) {
   const time = (iso: string) => (ready ? localTime(iso, timeZone) : '…')
   return (
     <tr>
-      <td>
+      <td class="time">
         <Link to={`/sessions/${encodeURIComponent(session.id)}`}>{time(session.check_in.time)}</Link>
       </td>
-      <td>{session.check_out ? time(session.check_out.time) : '—'}</td>
-      <td>{session.operator_ident}</td>
+      <td class="time">{checkOutText(session, time)}</td>
+      <td>
+        <OperatorName id={session.operator_id} ident={session.operator_ident} />
+      </td>
       <td>{location?.name ?? session.location_id ?? '—'}</td>
       <td class="number">{hours(session.total_hours)}</td>
       <td>{session.status}</td>
-      <td>{session.is_flagged ? words(session.flag_reason) : '—'}</td>
+      <td>{session.is_flagged ? flagReason(session.flag_reason) : '—'}</td>
     </tr>
   )
 }
 
 export function SessionsPage() {
   const { api } = useSignedIn()
-  const [filter, setFilter] = useState<SessionFilter>({})
+  const [initial] = useState(formFromAddress)
+  const [filter, setFilter] = useState<SessionFilter>(() => filterOf(initial))
   const list = usePagedList<Session>(
     (cursor) => api.list<Session>('/v1/sessions', { ...filter, limit: 50 }, cursor),
     [api, filter],
@@ -147,16 +149,18 @@ export function SessionsPage() {
   return (
     <>
       <PageTitle>Sessions</PageTitle>
-      <SessionFilters onApply={setFilter} />
+      <SessionFilters initial={initial} onApply={setFilter} />
       <p class="muted">
         Newest first. Times are local to each session's location; dates in the filters are days in your
         browser's time zone.
       </p>
-      <ErrorNotice error={list.error} />
-      <table>
-        <caption class="visually-hidden">Sessions, newest first</caption>
-        <thead>
-          <tr>
+      <PagedTable
+        list={list}
+        caption="Sessions, newest first"
+        noun={['session']}
+        empty="No session matches these filters."
+        head={
+          <>
             <th scope="col">Check-in</th>
             <th scope="col">Check-out</th>
             <th scope="col">Operator</th>
@@ -164,21 +168,13 @@ export function SessionsPage() {
             <th scope="col">Hours</th>
             <th scope="col">Status</th>
             <th scope="col">Flag</th>
-          </tr>
-        </thead>
-        <tbody>
-          {list.items.map((session) => (
-            <SessionRow key={session.id} session={session} />
-          ))}
-        </tbody>
-      </table>
-      <LoadMore
-        count={list.items.length}
-        noun="sessions"
-        hasMore={list.hasMore}
-        loading={list.loading}
-        onLoadMore={list.loadMore}
-      />
+          </>
+        }
+      >
+        {list.items.map((session) => (
+          <SessionRow key={session.id} session={session} />
+        ))}
+      </PagedTable>
     </>
   )
 }

@@ -1,23 +1,22 @@
 import { useState } from 'preact/hooks'
-import type { PayPeriod } from '../../../packages/client/src/types.js'
 import { PageTitle } from '../components/PageTitle.js'
+import { monthOf } from '../dates.js'
+import { addressQuery, Link } from '../router.js'
 import { CsvDownload } from '../timesheets/CsvDownload.js'
-import { PayPeriods } from '../timesheets/PayPeriods.js'
 import { TimesheetFilters, type TimesheetForm } from '../timesheets/TimesheetForm.js'
-import { type TimesheetQuery, TimesheetTable } from '../timesheets/TimesheetTable.js'
+import { TimesheetTable } from '../timesheets/TimesheetTable.js'
+import type { TimesheetQuery } from '../timesheets/totals.js'
 
-/** `YYYY-MM-DD` of a date in the browser's zone, as date inputs hold it. */
-function isoDate(date: Date): string {
-  const pad = (n: number) => String(n).padStart(2, '0')
-  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`
-}
-
-/** The page opens on the current month, per day. */
-function thisMonth(): TimesheetForm {
-  const today = new Date()
+/**
+ * The dates a link opened the page with (a pay period's, `?from=…&to=…`, from the Pay periods and
+ * home pages), else the current month; per day.
+ */
+function initialForm(): TimesheetForm {
+  const params = addressQuery()
+  const month = monthOf(new Date())
   return {
-    from: isoDate(new Date(today.getFullYear(), today.getMonth(), 1)),
-    to: isoDate(new Date(today.getFullYear(), today.getMonth() + 1, 0)),
+    from: params.get('from') ?? month.from,
+    to: params.get('to') ?? month.to,
     groupBy: 'day',
     locationId: '',
     operatorIdent: '',
@@ -25,20 +24,19 @@ function thisMonth(): TimesheetForm {
 }
 
 export function TimesheetsPage() {
-  const [form, setForm] = useState(thisMonth)
+  const [form, setForm] = useState(initialForm)
   const [query, setQuery] = useState<TimesheetQuery>(() => ({
     from: form.from,
     to: form.to,
     group_by: 'day',
   }))
-  const showPeriod = (period: PayPeriod) => {
-    const next = { ...form, from: period.start_date, to: period.end_date }
-    setForm(next)
-    setQuery({ ...query, from: next.from, to: next.to })
-  }
   return (
     <>
       <PageTitle>Timesheets</PageTitle>
+      <p>
+        <Link to="/pay-periods">Pay periods</Link>: create, close and reopen them; each links to its
+        timesheet.
+      </p>
       <TimesheetFilters form={form} onChange={setForm} onApply={setQuery} />
       <p class="muted">
         Hours by work date (the day of check-in in the session's location). <strong>Hours</strong> count
@@ -47,7 +45,6 @@ export function TimesheetsPage() {
       </p>
       <CsvDownload query={query} />
       <TimesheetTable query={query} />
-      <PayPeriods onShow={showPeriod} />
     </>
   )
 }

@@ -1,92 +1,16 @@
 import { useState } from 'preact/hooks'
 import type { WebhookDelivery, WebhookEndpoint } from '../../../packages/client/src/types.js'
 import { pathOf } from '../api.js'
-import { Badge, type Tone } from '../components/Badge.js'
 import { ErrorNotice } from '../components/ErrorNotice.js'
-import { LoadMore } from '../components/LoadMore.js'
+import { PagedTable } from '../components/PagedTable.js'
 import { PageTitle } from '../components/PageTitle.js'
 import { useSignedIn } from '../context.js'
-import { localTime } from '../format.js'
-import { useAction, useLoad, usePagedList } from '../hooks.js'
+import { useLoad, usePagedList } from '../hooks.js'
+import { BROWSER_ZONE, DeliveryRows } from '../webhooks/DeliveryRows.js'
 import { RecoverForm } from '../webhooks/RecoverForm.js'
 import { EndpointStatus } from './WebhookEndpointsPage.js'
 
 type DeliveryStatus = WebhookDelivery['status']
-type Attempt = WebhookDelivery['attempts'][number]
-
-const TONES: Record<DeliveryStatus, Tone> = { pending: 'warn', succeeded: 'good', failed: 'bad' }
-
-/** Times of the delivery log are the browser's: deliveries belong to no location. */
-const zone = Intl.DateTimeFormat().resolvedOptions().timeZone
-
-function AttemptsTable({ attempts }: { attempts: Attempt[] }) {
-  if (attempts.length === 0) return <p class="muted">No attempt yet.</p>
-  return (
-    <table class="attempts">
-      <caption class="visually-hidden">Attempts, oldest first</caption>
-      <thead>
-        <tr>
-          <th scope="col">When</th>
-          <th scope="col">Kind</th>
-          <th scope="col">Status code</th>
-          <th scope="col">Duration</th>
-          <th scope="col">Error</th>
-          <th scope="col">Response excerpt</th>
-        </tr>
-      </thead>
-      <tbody>
-        {attempts.map((attempt) => (
-          <tr key={attempt.attempted_at}>
-            <td>{localTime(attempt.attempted_at, zone)}</td>
-            <td>{attempt.kind}</td>
-            <td class="number">{attempt.status_code ?? '—'}</td>
-            <td class="number">{attempt.duration_ms} ms</td>
-            <td>{attempt.error ?? '—'}</td>
-            <td>{attempt.response_excerpt ? <pre class="excerpt">{attempt.response_excerpt}</pre> : '—'}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
-  )
-}
-
-/** One more attempt now, whatever the status (POST …/resend); the answer is the updated delivery. */
-function DeliveryCard({
-  delivery,
-  onChanged,
-}: {
-  delivery: WebhookDelivery
-  onChanged: (d: WebhookDelivery) => void
-}) {
-  const { api } = useSignedIn()
-  const action = useAction()
-  const resend = () =>
-    action.run(async () =>
-      onChanged(await api.post<WebhookDelivery>(pathOf('/v1/webhook-deliveries', delivery.id, 'resend'))),
-    )
-  return (
-    <li class="delivery">
-      <h2 class="delivery-heading">
-        {delivery.event_type} <Badge tone={TONES[delivery.status]}>{delivery.status}</Badge>
-      </h2>
-      <p class="muted">
-        Delivery <code>{delivery.id}</code> of event <code>{delivery.event_id}</code>, created{' '}
-        {localTime(delivery.created, zone)}
-        {delivery.next_attempt_at && `; next attempt ${localTime(delivery.next_attempt_at, zone)}`}
-      </p>
-      <AttemptsTable attempts={delivery.attempts} />
-      <button
-        type="button"
-        onClick={resend}
-        disabled={action.pending}
-        aria-label={`Resend delivery ${delivery.id}`}
-      >
-        {action.pending ? 'Resending…' : 'Resend'}
-      </button>
-      <ErrorNotice error={action.error} />
-    </li>
-  )
-}
 
 export function WebhookDeliveriesPage({ endpointId }: { endpointId: string }) {
   const { api } = useSignedIn()
@@ -101,15 +25,24 @@ export function WebhookDeliveriesPage({ endpointId }: { endpointId: string }) {
     (cursor) =>
       api.list<WebhookDelivery>(
         '/v1/webhook-deliveries',
-        { endpoint_id: endpointId, status, limit: 20 },
+        { endpoint_id: endpointId, status, limit: 50 },
         cursor,
       ),
     [api, endpointId, status, recoveries],
   )
+  const endpointName = endpoint.value?.description ?? endpoint.value?.url ?? endpointId
+  // An endpoint that cannot be read has no log to show: its refusal is said once.
+  if (endpoint.error) {
+    return (
+      <>
+        <PageTitle>Delivery log</PageTitle>
+        <ErrorNotice error={endpoint.error} />
+      </>
+    )
+  }
   return (
     <>
       <PageTitle>Delivery log</PageTitle>
-      <ErrorNotice error={endpoint.error} />
       {endpoint.value && (
         <p>
           Endpoint <code>{endpoint.value.url}</code> <EndpointStatus endpoint={endpoint.value} />
@@ -131,20 +64,35 @@ export function WebhookDeliveriesPage({ endpointId }: { endpointId: string }) {
           </select>
         </div>
       </div>
-      <p class="muted">Newest first; times in your browser's zone ({zone}).</p>
-      <ErrorNotice error={list.error} />
-      <ul class="deliveries">
+      <p class="muted">Newest first; times in your browser's zone ({BROWSER_ZONE}).</p>
+      <PagedTable
+        list={list}
+        class="deliveries"
+        caption="Deliveries, newest first"
+        noun={['delivery', 'deliveries']}
+        empty={status === '' ? 'No delivery yet.' : `No delivery is ${status}.`}
+        head={
+          <>
+            <th scope="col">Created</th>
+            <th scope="col">Event</th>
+            <th scope="col">Endpoint</th>
+            <th scope="col">Status</th>
+            <th scope="col">Attempts</th>
+            <th scope="col">
+              <span class="visually-hidden">Details</span>
+            </th>
+          </>
+        }
+      >
         {list.items.map((delivery) => (
-          <DeliveryCard key={delivery.id} delivery={delivery} onChanged={list.replace} />
+          <DeliveryRows
+            key={delivery.id}
+            delivery={delivery}
+            endpoint={endpointName}
+            onChanged={list.replace}
+          />
         ))}
-      </ul>
-      <LoadMore
-        count={list.items.length}
-        noun="deliveries"
-        hasMore={list.hasMore}
-        loading={list.loading}
-        onLoadMore={list.loadMore}
-      />
+      </PagedTable>
     </>
   )
 }

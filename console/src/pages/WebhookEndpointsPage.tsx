@@ -2,7 +2,7 @@ import type { WebhookEndpoint } from '../../../packages/client/src/types.js'
 import { pathOf } from '../api.js'
 import { Badge } from '../components/Badge.js'
 import { ErrorNotice } from '../components/ErrorNotice.js'
-import { LoadMore } from '../components/LoadMore.js'
+import { PagedTable } from '../components/PagedTable.js'
 import { PageTitle } from '../components/PageTitle.js'
 import { useSignedIn } from '../context.js'
 import { words } from '../format.js'
@@ -59,29 +59,32 @@ export function WebhookEndpointsPage() {
   return (
     <>
       <PageTitle>Webhook endpoints</PageTitle>
-      <ErrorNotice error={list.error} />
-      <table>
-        <caption class="visually-hidden">Webhook endpoints, newest first</caption>
-        <thead>
-          <tr>
+      <PagedTable
+        list={list}
+        caption="Webhook endpoints, newest first"
+        noun={['endpoint']}
+        empty="No webhook endpoint yet."
+        head={
+          <>
             <th scope="col">URL</th>
             <th scope="col">Events</th>
             <th scope="col">Status</th>
             <th scope="col">Actions</th>
-          </tr>
-        </thead>
-        <tbody>
-          {list.items.map((endpoint) => (
-            <tr key={endpoint.id}>
-              <td>
-                <code>{endpoint.url}</code>
-                {endpoint.description && <div class="muted">{endpoint.description}</div>}
-              </td>
-              <td>{endpoint.enabled_events.join(', ')}</td>
-              <td>
-                <EndpointStatus endpoint={endpoint} />
-              </td>
-              <td class="actions">
+          </>
+        }
+      >
+        {list.items.map((endpoint) => (
+          <tr key={endpoint.id}>
+            <td>
+              <code>{endpoint.url}</code>
+              {endpoint.description && <div class="muted">{endpoint.description}</div>}
+            </td>
+            <td>{endpoint.enabled_events.join(', ')}</td>
+            <td>
+              <EndpointStatus endpoint={endpoint} />
+            </td>
+            <td>
+              <div class="actions">
                 <Link
                   to={`/webhooks/${encodeURIComponent(endpoint.id)}`}
                   aria-label={`Delivery log of ${endpoint.url}`}
@@ -89,18 +92,11 @@ export function WebhookEndpointsPage() {
                   Delivery log
                 </Link>
                 <ReEnableButton endpoint={endpoint} onChanged={list.replace} />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      <LoadMore
-        count={list.items.length}
-        noun="endpoints"
-        hasMore={list.hasMore}
-        loading={list.loading}
-        onLoadMore={list.loadMore}
-      />
+              </div>
+            </td>
+          </tr>
+        ))}
+      </PagedTable>
     </>
   )
 }

@@ -1,15 +1,11 @@
 import { useState } from 'preact/hooks'
 import type { SessionListParams } from '../../../packages/client/src/types.js'
-import type { Api, ApiError } from '../api.js'
-import { ErrorNotice } from '../components/ErrorNotice.js'
 import { LocationSelect } from '../components/LocationSelect.js'
-import { useSignedIn } from '../context.js'
-import { asApiError } from '../hooks.js'
-import { operatorIdOf } from '../operators.js'
+import { addressQuery } from '../router.js'
 
 export type ReviewFilter = Pick<
   SessionListParams,
-  'location_id' | 'operator_id' | 'work_date_from' | 'work_date_to'
+  'location_id' | 'operator_ident' | 'work_date_from' | 'work_date_to'
 >
 
 /** What the form holds: work dates are `YYYY-MM-DD`, as the API takes them and date inputs give them. */
@@ -21,11 +17,11 @@ export interface ReviewForm {
 }
 
 /**
- * The form as a link opened it: the Timesheets page links a refused close to the queue filtered to
+ * The form as a link opened it: the Pay periods page links a refused close to the queue filtered to
  * the period's work dates (`/review?work_date_from=…&work_date_to=…`).
  */
-export function formFromAddress(search: string): ReviewForm {
-  const params = new URLSearchParams(search)
+export function formFromAddress(): ReviewForm {
+  const params = addressQuery()
   return {
     operatorIdent: '',
     locationId: params.get('location_id') ?? '',
@@ -34,19 +30,14 @@ export function formFromAddress(search: string): ReviewForm {
   }
 }
 
-/** The filters a form holds that need no request: all but the operator. */
-export function plainFilterOf(form: ReviewForm): ReviewFilter {
+/** The API filters of a form. */
+export function filterOf(form: ReviewForm): ReviewFilter {
   return {
     location_id: form.locationId || undefined,
+    operator_ident: form.operatorIdent.trim() || undefined,
     work_date_from: form.from || undefined,
     work_date_to: form.to || undefined,
   }
-}
-
-/** The API filters of a form; the operator's ident becomes its id, which costs a request. */
-async function filterOf(api: Api, form: ReviewForm): Promise<ReviewFilter> {
-  const ident = form.operatorIdent.trim()
-  return { ...plainFilterOf(form), operator_id: ident === '' ? undefined : await operatorIdOf(api, ident) }
 }
 
 export function ReviewFilters({
@@ -56,20 +47,13 @@ export function ReviewFilters({
   initial: ReviewForm
   onApply: (filter: ReviewFilter) => void
 }) {
-  const { api } = useSignedIn()
   const [form, setForm] = useState(initial)
-  const [problem, setProblem] = useState<ApiError | undefined>()
   const text = (name: keyof ReviewForm) => (event: { currentTarget: HTMLInputElement }) =>
     setForm({ ...form, [name]: event.currentTarget.value })
 
-  const submit = async (event: Event) => {
+  const submit = (event: Event) => {
     event.preventDefault()
-    setProblem(undefined)
-    try {
-      onApply(await filterOf(api, form))
-    } catch (error) {
-      setProblem(asApiError(error))
-    }
+    onApply(filterOf(form))
   }
 
   return (
@@ -95,7 +79,6 @@ export function ReviewFilters({
         <input id="review-to" type="date" value={form.to} onInput={text('to')} />
       </div>
       <button type="submit">Apply filters</button>
-      <ErrorNotice error={problem} />
     </form>
   )
 }

@@ -1,74 +1,12 @@
-import { useState } from 'preact/hooks'
 import type { Session } from '../../../packages/client/src/types.js'
-import { Badge } from '../components/Badge.js'
-import { hours, localTime, words } from '../format.js'
+import { checkOutText, flagReason, hours, localTime } from '../format.js'
 import { useLocation } from '../locations.js'
+import { OperatorName } from '../operators.js'
 import { Link } from '../router.js'
-import { type Decision, missingNote, type RowReview, reviewProblem } from './reviews.js'
+import { describe, ReviewControls } from './ReviewControls.js'
+import type { Decision, RowReview } from './reviews.js'
 
-/** How a session of the queue is named to a screen reader: its operator and check-in. */
-function describe(session: Session): string {
-  return `${session.operator_ident} on ${session.work_date}`
-}
-
-function ReviewControls({
-  session,
-  state,
-  onReview,
-}: {
-  session: Session
-  state: RowReview | undefined
-  onReview: (decision: Decision, note: string) => void
-}) {
-  const [note, setNote] = useState('')
-  const [problem, setProblem] = useState<string | undefined>()
-  if (session.review_status !== 'pending') {
-    return <Badge tone={session.review_status === 'approved' ? 'good' : 'bad'}>{session.review_status}</Badge>
-  }
-  const decide = (decision: Decision) => {
-    const refused = missingNote(decision, note)
-    setProblem(refused?.message)
-    if (!refused) onReview(decision, note)
-  }
-  const error = problem ?? (state?.error && reviewProblem(state.error))
-  const noteId = `note-${session.id}`
-  return (
-    <div class="review-controls">
-      <label for={noteId} class="visually-hidden">
-        {`Note for ${describe(session)}`}
-      </label>
-      <input
-        id={noteId}
-        placeholder="Note"
-        value={note}
-        onInput={(event) => setNote(event.currentTarget.value)}
-      />
-      <button
-        type="button"
-        disabled={state?.pending}
-        onClick={() => decide('approve')}
-        aria-label={`Approve ${describe(session)}`}
-      >
-        Approve
-      </button>
-      <button
-        type="button"
-        class="secondary"
-        disabled={state?.pending}
-        onClick={() => decide('reject')}
-        aria-label={`Reject ${describe(session)}`}
-      >
-        Reject
-      </button>
-      {error && (
-        <p class="row-error" role="alert">
-          {error}
-        </p>
-      )}
-    </div>
-  )
-}
-
+/** One session of the queue, with what a manager needs to decide: who, when, how long, why flagged, notes. */
 export function ReviewRow({
   session,
   state,
@@ -84,6 +22,7 @@ export function ReviewRow({
 }) {
   const { location, ready, timeZone } = useLocation(session.location_id)
   const time = (iso: string) => (ready ? localTime(iso, timeZone) : '…')
+  const page = `/sessions/${encodeURIComponent(session.id)}`
   return (
     <tr>
       <td>
@@ -95,17 +34,34 @@ export function ReviewRow({
           aria-label={`Select ${describe(session)}`}
         />
       </td>
-      <td>{session.work_date}</td>
       <td>
-        <Link to={`/sessions/${encodeURIComponent(session.id)}`}>{time(session.check_in.time)}</Link>
-        <div>{session.check_out ? `to ${time(session.check_out.time)}` : 'still open'}</div>
+        <OperatorName id={session.operator_id} ident={session.operator_ident} />
       </td>
-      <td>{session.operator_ident}</td>
-      <td>{location?.name ?? session.location_id ?? '—'}</td>
-      <td class="number">{hours(session.total_hours)}</td>
-      <td>{words(session.flag_reason)}</td>
+      <td class="date">{session.work_date}</td>
       <td>
-        <ReviewControls session={session} state={state} onReview={onReview} />
+        <Link to={page} class="time">
+          {time(session.check_in.time)}
+        </Link>
+        <div class="time">
+          {session.check_out && 'to '}
+          {checkOutText(session, time)}
+        </div>
+        <div class="muted">{location?.name ?? session.location_id ?? 'no location'}</div>
+      </td>
+      <td class="number">{hours(session.total_hours)}</td>
+      <td>{flagReason(session.flag_reason)}</td>
+      <td class="notes">{session.notes ?? '—'}</td>
+      <td>
+        <ReviewControls
+          session={session}
+          state={state}
+          onReview={onReview}
+          noCheckOut={
+            <Link to={page} aria-label={`Set the check-out to approve ${describe(session)}`}>
+              Set the check-out to approve
+            </Link>
+          }
+        />
       </td>
     </tr>
   )

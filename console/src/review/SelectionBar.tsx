@@ -1,14 +1,16 @@
 import { useState } from 'preact/hooks'
+import { count } from '../format.js'
 import { type Decision, missingNote } from './reviews.js'
 
 /** Approve or reject every selected session with one note; each refusal shows on its own row. */
 export function SelectionBar({
-  count,
+  selected,
   busy,
   outcome,
   onReview,
 }: {
-  count: number
+  /** Sessions selected. */
+  selected: number
   busy: boolean
   /** What the last selection review did, in words. */
   outcome: string | undefined
@@ -23,10 +25,10 @@ export function SelectionBar({
     onReview(decision, note)
     setNote('')
   }
-  const disabled = busy || count === 0
+  const disabled = busy || selected === 0
   return (
     <section class="selection-bar" aria-label="Review the selection">
-      <p>{count === 1 ? '1 session selected' : `${count} sessions selected`}</p>
+      <p>{`${count(selected, 'session')} selected`}</p>
       <div>
         <label for="selection-note">Note for the selection</label>
         <input id="selection-note" value={note} onInput={(event) => setNote(event.currentTarget.value)} />

@@ -20,6 +20,9 @@ export function reviewProblem(error: ApiError): string {
   if (error.code === 'period_closed') {
     return 'Its work date is in a closed pay period. Reopen the period (Timesheets page) to review it.'
   }
+  if (error.code === 'check_out_missing') {
+    return 'It has no check-out (a forgotten check-out). Set the check-out on the session page, then approve.'
+  }
   if (error.code === 'session_open') {
     return 'The session is still open (no check-out yet). It can be reviewed once it is completed.'
   }

@@ -2,7 +2,7 @@ import { ErrorNotice } from '../components/ErrorNotice.js'
 import { useSignedIn } from '../context.js'
 import { useAction } from '../hooks.js'
 import { saveFile } from '../save-file.js'
-import type { TimesheetQuery } from './TimesheetTable.js'
+import type { TimesheetQuery } from './totals.js'
 
 /** The API's own CSV of the timesheet (`Accept: text/csv`), every row of it, saved as a file. */
 export function CsvDownload({ query }: { query: TimesheetQuery }) {

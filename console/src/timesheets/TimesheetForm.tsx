@@ -5,7 +5,7 @@ import { LocationSelect } from '../components/LocationSelect.js'
 import { useSignedIn } from '../context.js'
 import { asApiError } from '../hooks.js'
 import { operatorIdOf } from '../operators.js'
-import type { TimesheetQuery } from './TimesheetTable.js'
+import type { TimesheetQuery } from './totals.js'
 
 export interface TimesheetForm {
   from: string

@@ -1,0 +1,220 @@
+import { useEffect, useRef, useState } from 'preact/hooks'
+import type { PayPeriod } from '../../../packages/client/src/types.js'
+import { type ApiError, pathOf } from '../api.js'
+import { Badge } from '../components/Badge.js'
+import { Confirm } from '../components/Confirm.js'
+import { ErrorNotice } from '../components/ErrorNotice.js'
+import { PagedTable } from '../components/PagedTable.js'
+import { PageTitle } from '../components/PageTitle.js'
+import { useSignedIn } from '../context.js'
+import { dayAfter } from '../dates.js'
+import { useAction, usePagedList } from '../hooks.js'
+import { Link } from '../router.js'
+
+const rangeOf = (period: PayPeriod) => `${period.start_date} to ${period.end_date}`
+
+/**
+ * Why the API refused a close, and what to do: the API's message (with, for sessions still needing
+ * work, their counts), then in words when a period not over can close (the API gives an instant
+ * in UTC), or the review queue filtered to the period's work dates.
+ */
+function CloseRefusal({ period, error }: { period: PayPeriod; error: ApiError | undefined }) {
+  if (error?.code === 'period_not_over') {
+    return (
+      <div class="notice notice-error" role="alert">
+        <p>{error.message}</p>
+        <p>
+          {`A pay period closes once it is over, when no session of its last day can still change: on ${dayAfter(period.end_date)}, once that day has begun in the time zone of every location.`}
+        </p>
+      </div>
+    )
+  }
+  if (error?.code === 'pending_reviews') {
+    const queue = `/review?work_date_from=${period.start_date}&work_date_to=${period.end_date}`
+    return (
+      <div class="notice notice-error" role="alert">
+        <p>{error.message}</p>
+        <p>
+          Every session of the period must be approved or rejected, every open one checked out, and every
+          forgotten check-out set, before it closes.{' '}
+          <Link to={queue}>{`Review the pending sessions of ${rangeOf(period)}`}</Link>, then close again.
+        </p>
+      </div>
+    )
+  }
+  return <ErrorNotice error={error} />
+}
+
+/**
+ * A period's row, and under it, on request, the question before closing it and the API's refusal.
+ * Reopening asks nothing: it changes no session, and the period can be closed again.
+ */
+function PeriodRows({ period, onChanged }: { period: PayPeriod; onChanged: (p: PayPeriod) => void }) {
+  const { api } = useSignedIn()
+  const action = useAction()
+  const [confirming, setConfirming] = useState(false)
+  // After the question closes, focus goes back to the row's button rather than to the page's top.
+  const button = useRef<HTMLButtonElement>(null)
+  const [refocus, setRefocus] = useState(false)
+  useEffect(() => {
+    if (!refocus) return
+    button.current?.focus()
+    setRefocus(false)
+  }, [refocus])
+  const range = rangeOf(period)
+  const post = async (verb: 'close' | 'reopen') => {
+    await action.run(async () =>
+      onChanged(await api.post<PayPeriod>(pathOf('/v1/pay-periods', period.id, verb))),
+    )
+    setConfirming(false)
+    setRefocus(true)
+  }
+  return (
+    <>
+      <tr>
+        <td>{range}</td>
+        <td>
+          {period.status === 'open' ? <Badge tone="neutral">open</Badge> : <Badge tone="good">closed</Badge>}
+        </td>
+        <td>
+          <div class="actions">
+            <Link
+              to={`/timesheets?from=${period.start_date}&to=${period.end_date}`}
+              aria-label={`Timesheet of ${range}`}
+            >
+              Timesheet
+            </Link>
+            {period.status === 'open' ? (
+              <button
+                ref={button}
+                type="button"
+                class="secondary"
+                aria-expanded={confirming}
+                onClick={() => setConfirming(true)}
+                aria-label={`Close ${range}`}
+              >
+                Close
+              </button>
+            ) : (
+              <button
+                ref={button}
+                type="button"
+                class="secondary"
+                onClick={() => post('reopen')}
+                disabled={action.pending}
+                aria-label={`Reopen ${range}`}
+              >
+                Reopen
+              </button>
+            )}
+          </div>
+        </td>
+      </tr>
+      {(confirming || action.error) && (
+        <tr class="row-detail">
+          <td colSpan={3}>
+            {confirming ? (
+              <Confirm
+                question={`Close the pay period ${range}?`}
+                action="Close the period"
+                pending={action.pending}
+                onConfirm={() => post('close')}
+                onCancel={() => {
+                  setConfirming(false)
+                  setRefocus(true)
+                }}
+              >
+                <p>
+                  Closing makes its timesheet final. Until it is reopened, no session whose work date is in it
+                  can be created, edited, deleted, approved or rejected, and scans into it are refused.
+                </p>
+              </Confirm>
+            ) : (
+              <CloseRefusal period={period} error={action.error} />
+            )}
+          </td>
+        </tr>
+      )}
+    </>
+  )
+}
+
+function NewPayPeriodForm({ onCreated }: { onCreated: (period: PayPeriod) => void }) {
+  const { api } = useSignedIn()
+  const action = useAction()
+  const [start, setStart] = useState('')
+  const [end, setEnd] = useState('')
+  const submit = (event: Event) => {
+    event.preventDefault()
+    return action.run(async () => {
+      onCreated(await api.post<PayPeriod>('/v1/pay-periods', { start_date: start, end_date: end }))
+      setStart('')
+      setEnd('')
+    })
+  }
+  return (
+    <form class="filters" onSubmit={submit} aria-label="New pay period">
+      <div>
+        <label for="period-start">New period from</label>
+        <input
+          id="period-start"
+          type="date"
+          required
+          value={start}
+          onInput={(e) => setStart(e.currentTarget.value)}
+        />
+      </div>
+      <div>
+        <label for="period-end">to</label>
+        <input
+          id="period-end"
+          type="date"
+          required
+          value={end}
+          onInput={(e) => setEnd(e.currentTarget.value)}
+        />
+      </div>
+      <button type="submit" disabled={action.pending}>
+        Create pay period
+      </button>
+      <ErrorNotice error={action.error} />
+    </form>
+  )
+}
+
+/** The account's pay periods, newest first: create, see the timesheet, close (after a question), reopen. */
+export function PayPeriodsPage() {
+  const { api } = useSignedIn()
+  const [created, setCreated] = useState(0)
+  const list = usePagedList<PayPeriod>(
+    (cursor) => api.list<PayPeriod>('/v1/pay-periods', { limit: 20 }, cursor),
+    [api, created],
+  )
+  return (
+    <>
+      <PageTitle>Pay periods</PageTitle>
+      <p class="muted">
+        A closed period's timesheet is final: its sessions no longer change until it is reopened. A period can
+        close once it is over and every session in it is reviewed.
+      </p>
+      <NewPayPeriodForm onCreated={() => setCreated((count) => count + 1)} />
+      <PagedTable
+        list={list}
+        caption="Pay periods, newest first"
+        noun={['pay period']}
+        empty="No pay period yet."
+        head={
+          <>
+            <th scope="col">Work dates</th>
+            <th scope="col">Status</th>
+            <th scope="col">Actions</th>
+          </>
+        }
+      >
+        {list.items.map((period) => (
+          <PeriodRows key={period.id} period={period} onChanged={list.replace} />
+        ))}
+      </PagedTable>
+    </>
+  )
+}
