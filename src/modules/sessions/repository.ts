@@ -390,11 +390,13 @@ export async function listRevisionRows(
   beforeId: string | undefined,
   take: number,
 ) {
-  // The key's label as it is now, joined in the page's one query; the service's own changes
-  // (`key_id` `service`) match no key.
+  // The key's label as it is now, joined in the page's one query (a key of the revision's own
+  // account); the service's own changes (`key_id` `service`) match no key.
   return db
     .selectFrom('session_revisions as r')
-    .leftJoin('api_keys as k', 'k.id', 'r.key_id')
+    .leftJoin('api_keys as k', (join) =>
+      join.onRef('k.id', '=', 'r.key_id').onRef('k.account_id', '=', 'r.account_id'),
+    )
     .selectAll('r')
     .select('k.label as key_label')
     .where('r.account_id', '=', auth.accountId)
