@@ -175,6 +175,8 @@ describe.runIf(chromiumAvailable()).each(SCREENS)(
         .getByRole('link', { name: 'Set the check-out to approve W-003 on 2026-10-20' })
         .waitFor()
       await page.getByText('6 sessions shown.').waitFor()
+      // On a phone the rows are cards under the filters: the picture shows the first ones.
+      if (phone) await page.evaluate("document.querySelector('.review-queue').scrollIntoView()")
       await expectUsable('review')
 
       await page.getByLabel('Operator ident').fill('W-002')
@@ -385,7 +387,7 @@ describe.runIf(chromiumAvailable()).each(SCREENS)(
       expect((await periods()).find((p) => p.start_date === current.start_date)?.status).toBe('open')
 
       await page.keyboard.press('Enter')
-      await question.waitFor()
+      await expect.poll(() => isFocused(question)).toBe(true)
       await page.keyboard.press('Tab')
       expect(await isFocused(page.getByRole('button', { name: 'Close the period' }))).toBe(true)
       await page.keyboard.press('Enter')
