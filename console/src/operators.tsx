@@ -12,7 +12,7 @@ export async function operatorIdOf(api: Api, ident: string): Promise<string> {
 }
 
 /**
- * A session's operator as a manager knows them: the name (read once per operator) above the ident;
+ * A session's operator as a manager knows them: the name (read once per operator), then the ident;
  * the ident alone while the name loads, or when it cannot be read.
  */
 export function OperatorName({ id, ident }: { id: string; ident: string }) {
@@ -20,7 +20,7 @@ export function OperatorName({ id, ident }: { id: string; ident: string }) {
   const name = useKnown(operators, id).value?.name
   return name ? (
     <>
-      <span class="operator-name">{name}</span> <span class="muted ident">{ident}</span>
+      {name} <span class="muted ident">{ident}</span>
     </>
   ) : (
     <span class="ident">{ident}</span>

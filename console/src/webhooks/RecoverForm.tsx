@@ -3,6 +3,7 @@ import type { WebhookRecovery } from '../../../packages/client/src/types.js'
 import { pathOf } from '../api.js'
 import { ErrorNotice } from '../components/ErrorNotice.js'
 import { useSignedIn } from '../context.js'
+import { count } from '../format.js'
 import { useAction } from '../hooks.js'
 
 /** A `datetime-local` value is wall-clock time in the browser's zone; the API takes instants. */
@@ -12,7 +13,7 @@ function instantOf(local: string): string | undefined {
 
 function summary(recovery: WebhookRecovery): string {
   return (
-    `Recovered ${recovery.recovered} failed ${recovery.recovered === 1 ? 'delivery' : 'deliveries'} and ` +
+    `Recovered ${count(recovery.recovered, 'failed delivery', 'failed deliveries')} and ` +
     `created ${recovery.created} missed while the endpoint was disabled; they are being sent again.`
   )
 }
