@@ -22,7 +22,7 @@ import { createHash } from 'node:crypto'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify from 'fastify'
 import { type Static, Type } from 'typebox'
-import { SQLite } from '../src/db/sqlite-addon.js'
+import { SQLite } from '../src/db/sqlite/addon.js'
 
 const PORT = Number(process.env.BARE_PORT ?? '0')
 const DATABASE = process.env.BARE_DATABASE ?? ':memory:'

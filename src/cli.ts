@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig } from './config.js'
-import { type Db, openDatabase } from './db/connection.js'
+import { openDatabase } from './db/connection.js'
 import { migrateToLatest } from './db/migrate.js'
+import type { Db } from './db/types.js'
 import { isScope, type Scope } from './modules/keys/scopes.js'
 import {
   createKey,

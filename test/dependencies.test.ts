@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import semver from 'semver'
 import { describe, expect, it } from 'vitest'
-import { FIRST_NODE_MAJOR_WITH_BETTER_SQLITE3_13 } from '../src/db/sqlite-addon.js'
+import { FIRST_NODE_MAJOR_WITH_BETTER_SQLITE3_13 } from '../src/db/sqlite/addon.js'
 
 /**
  * The service runs on the oldest Node.js its `engines` admits (20.19), so every package it installs
@@ -10,7 +10,7 @@ import { FIRST_NODE_MAJOR_WITH_BETTER_SQLITE3_13 } from '../src/db/sqlite-addon.
  * still load there today, but its authors no longer test it there and any release may stop
  * working; `overrides` in package.json keeps such packages at versions that support it. One
  * exception: better-sqlite3 13, installed beside 12 and loaded only on Node.js 24 and later, where
- * 12 aborts (src/db/sqlite-addon.ts).
+ * 12 aborts (src/db/sqlite/addon.ts).
  *
  * npm 12 skips the install script of every dependency that package.json's `allowScripts` does not
  * name, silently: better-sqlite3 would then have no compiled driver. Every package with an install
@@ -48,7 +48,7 @@ describe('dependencies', () => {
   it('installs only packages that support the oldest Node.js the service runs on', () => {
     const unsupported = Object.entries(lock.packages).flatMap(([location, entry]) => {
       const range = nodeRange(location)
-      // Loaded only from Node.js 24 on (src/db/sqlite-addon.ts): checked against that below.
+      // Loaded only from Node.js 24 on (src/db/sqlite/addon.ts): checked against that below.
       if (range === undefined || oldest === null || location === BETTER_SQLITE3_13) return []
       return semver.satisfies(oldest, range) ? [] : [`${location}@${entry.version}: node ${range}`]
     })

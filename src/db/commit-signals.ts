@@ -6,9 +6,9 @@ import {
   type QueryCompiler,
   type TransactionSettings,
 } from 'kysely'
-import type { Db, Trx } from './connection.js'
 import type { Database } from './schema.js'
 import { connectionOf } from './transaction-connection.js'
+import type { Db, Trx } from './types.js'
 
 /**
  * Commit signals: "rows of table T were committed", a hint to whoever waits for such rows (the

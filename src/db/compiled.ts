@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util'
 import {
   type Compilable,
   type CompiledQuery,
@@ -10,10 +11,9 @@ import {
   SqliteAdapter,
   ValueNode,
 } from 'kysely'
-import type { Executor, Trx } from './connection.js'
 import type { Database } from './schema.js'
-import { Lease } from './sqlite-driver.js'
-import { connectionOf } from './transaction-connection.js'
+import { executeInTransaction } from './transaction-connection.js'
+import type { Dialect, Executor, Trx } from './types.js'
 
 /**
  * Queries on the hot paths, built with Kysely once and run many times.
@@ -27,11 +27,12 @@ import { connectionOf } from './transaction-connection.js'
  *
  * The builder must make the same SQL whatever the values: a parameter may appear anywhere Kysely
  * takes a value (`where`, `values`, `set`, `limit`), but not as a list (`in`), and must not decide
- * the query's shape (`$if`); queries whose shape depends on the request stay ordinary Kysely.
+ * the query's shape (`$if`); queries whose shape depends on the request stay ordinary Kysely. The
+ * first run of each template checks this (`StatementCheck`).
  * Parameters may also be a list of rows of a fixed length (`p[0].id`: see `compiledInsertRows`).
  *
  * One exception, made here: on SQLite a LIMIT is written into the SQL text (see
- * `LiteralLimitCompiler` in sqlite-driver.ts), so a query whose LIMIT is a parameter is built once
+ * `LiteralLimitCompiler` in sqlite/driver.ts), so a query whose LIMIT is a parameter is built once
  * per distinct limit there (a page size plus one), each kept like any other template.
  */
 export interface CompiledStatement<P, R> {
@@ -80,11 +81,52 @@ interface Template {
   query: RootOperationNode
   /** Per parameter of the SQL: a field of `P` (of one of its rows), or a constant the builder wrote. */
   slots: Array<{ name: string; row?: number } | { value: unknown }>
+  /** True once a run's own query, built from its values, was found to be this template filled in. */
+  confirmed: boolean
+}
+
+/**
+ * A statement's first real query, compared with its template. The stand-ins cannot tell the builder
+ * which way to go where the query depends on a value: a stand-in is always truthy, so
+ * `$if(p.active, …)` would freeze on its `true` side, and arithmetic makes a constant of one
+ * (`p.at + 1` is `'[object Object]1'`). So the first run of each template also builds the query
+ * from its real values, as Kysely alone would, and refuses to run a template whose SQL or values
+ * differ from that (once per template: the cost of one more build). Kept for
+ * test/db/compiled-statements.test.ts, which runs every statement of src/.
+ */
+export interface StatementCheck {
+  /** Where the statement was made: the `file:line`s (relative to src/) of the calls that made it. */
+  readonly madeAt: readonly string[]
+  /** The dialects whose first run matched the template. */
+  readonly confirmed: Set<Dialect>
+  /** What differed, if a first run did not match. */
+  mismatch?: string
+}
+
+const checks: StatementCheck[] = []
+
+/** Every statement made so far in this process, and what its first runs showed. */
+export function statementChecks(): readonly StatementCheck[] {
+  return checks
+}
+
+/** The `file:line`s of src/ on the stack of a statement being made, outside this file. */
+function callersInSrc(): string[] {
+  const frames = (new Error().stack ?? '').split('\n').slice(1)
+  return frames.flatMap((frame) => {
+    const at = /\(?([^\s()]+):(\d+):\d+\)?$/.exec(frame.trim())
+    const file = at?.[1]?.replace(/^file:\/\//, '')
+    if (!file || file.includes('/node_modules/') || !file.includes('/src/')) return []
+    const inSrc = file.slice(file.lastIndexOf('/src/') + '/src/'.length).replace(/\.js$/, '.ts')
+    return inSrc === 'db/compiled.ts' ? [] : [`${inSrc}:${at?.[2]}`]
+  })
 }
 
 export function compiled<P extends object, R>(
   build: (db: Kysely<Database>, params: P) => Compilable<R>,
 ): CompiledStatement<P, R> {
+  const check: StatementCheck = { madeAt: callersInSrc(), confirmed: new Set() }
+  checks.push(check)
   // One template per dialect: SQLite and PostgreSQL write placeholders and quotes differently.
   const templates = new Map<unknown, Template>()
   // On SQLite, when the LIMIT is a parameter: its name, and one template per limit value.
@@ -107,7 +149,24 @@ export function compiled<P extends object, R>(
       slots: query.parameters.map((value) =>
         value instanceof Parameter ? { name: value.name, row: value.row } : { value },
       ),
+      confirmed: false,
     }
+  }
+
+  /** The first run of a template: the query Kysely builds from the real values must be the same. */
+  const confirm = (db: Executor, made: Template, params: P, parameters: unknown[]): void => {
+    const real = build(db, params).compile()
+    const dialect = db.getExecutor().adapter instanceof SqliteAdapter ? 'sqlite' : 'postgres'
+    if (real.sql !== made.sql || !isDeepStrictEqual(real.parameters, parameters)) {
+      check.mismatch =
+        `${dialect}: the template ran ${made.sql} with ${JSON.stringify(parameters)}, ` +
+        `but its values build ${real.sql} with ${JSON.stringify(real.parameters)}`
+      throw new Error(
+        `compiled query made at ${check.madeAt.join(' < ')}: its shape depends on a value (${check.mismatch})`,
+      )
+    }
+    made.confirmed = true
+    check.confirmed.add(dialect)
   }
 
   const template = (db: Executor, params: P): Template => {
@@ -133,7 +192,8 @@ export function compiled<P extends object, R>(
   }
 
   const compile = (db: Executor, params: P): CompiledQuery<R> => {
-    const { sql, query, slots } = template(db, params)
+    const made = template(db, params)
+    const { sql, query, slots } = made
     const parameters = slots.map((slot) => {
       if (!('name' in slot)) return slot.value
       const fields = (slot.row === undefined ? params : (params as unknown[])[slot.row]) as
@@ -147,17 +207,12 @@ export function compiled<P extends object, R>(
       }
       return value
     })
+    if (!made.confirmed) confirm(db, made, params, parameters)
     return { sql, query, parameters, queryId: createQueryId() }
   }
   const run = async (db: Executor, params: P): Promise<QueryResult<R>> => {
     const query = compile(db, params)
-    // In a SQLite transaction, straight to the connection: the statement is the same, and the
-    // connection itself refuses to run once its transaction is over (see `Lease`).
-    if (db.isTransaction && db.getExecutor().plugins.length === 0) {
-      const connection = await connectionOf(db as Trx)
-      if (connection instanceof Lease) return connection.executeQuery(query)
-    }
-    return db.executeQuery(query)
+    return db.isTransaction ? executeInTransaction(db as Trx, query) : db.executeQuery(query)
   }
 
   return {

@@ -1,18 +1,12 @@
 import fs from 'node:fs'
 import path from 'node:path'
-import { type Kysely, PostgresAdapter, PostgresDialect, sql, type Transaction } from 'kysely'
+import { PostgresAdapter, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
 import { signallingKysely } from './commit-signals.js'
 import { PostgresSignals } from './postgres-signals.js'
-import type { Database } from './schema.js'
-import { SQLite } from './sqlite-addon.js'
-import { ServiceSqliteDialect } from './sqlite-driver.js'
-
-export type Dialect = 'sqlite' | 'postgres'
-export type Db = Kysely<Database>
-export type Trx = Transaction<Database>
-/** What repositories take: the database or a transaction the caller owns. */
-export type Executor = Db | Trx
+import { SQLite } from './sqlite/addon.js'
+import { ServiceSqliteDialect } from './sqlite/driver.js'
+import type { Db, Dialect, Executor } from './types.js'
 
 export interface DatabaseHandle {
   db: Db
@@ -30,7 +24,7 @@ const GROUP_COMMIT_MAX = 16
 
 export interface OpenOptions {
   /**
-   * SQLite: commit transactions in groups (see sqlite-driver.ts). Only for a process whose one
+   * SQLite: commit transactions in groups (see sqlite/driver.ts). Only for a process whose one
    * connection to the file is this one, as the server's: a group holds the write lock until the
    * event loop's next turn, and a second connection of the same process waiting for that lock
    * would block the event loop (better-sqlite3 waits synchronously) until its busy_timeout.
@@ -73,7 +67,7 @@ function sqliteDialect(url: string, options: OpenOptions): ServiceSqliteDialect 
   // so durability is unchanged. It is at most a group's worth of pages (a few MB).
   sqlite.pragma('temp_store = MEMORY')
   // Transactions are `BEGIN IMMEDIATE` and commit in groups, statements are prepared once, and
-  // checkpoints run in the background: see sqlite-driver.ts and checkpointer.ts.
+  // checkpoints run in the background: see sqlite/driver.ts and sqlite/checkpointer.ts.
   return new ServiceSqliteDialect({
     database: sqlite,
     groupCommit: { maxTransactions: options.groupCommit ? GROUP_COMMIT_MAX : 1 },

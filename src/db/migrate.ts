@@ -1,5 +1,5 @@
 import { type Migration, type MigrationProvider, Migrator, sql } from 'kysely'
-import { type Db, supportsRowLocks } from './connection.js'
+import { supportsRowLocks } from './connection.js'
 import * as m001 from './migrations/001_foundation.js'
 import * as m002 from './migrations/002_attendance.js'
 import * as m003 from './migrations/003_webhooks.js'
@@ -9,6 +9,7 @@ import * as m006 from './migrations/006_integrity.js'
 import * as m007 from './migrations/007_review_and_pay_periods.js'
 import * as m008 from './migrations/008_open_sessions_index.js'
 import * as m009 from './migrations/009_api_key_labels.js'
+import type { Db } from './types.js'
 
 // Migrations are imported statically so the built service and tsx runs need no file-system scan.
 const migrations: Record<string, Migration> = {

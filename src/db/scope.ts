@@ -1,8 +1,9 @@
 import type { Compilable, Kysely, Selectable } from 'kysely'
 import type { AuthContext } from '../core/identity.js'
 import { type CompiledStatement, compiled } from './compiled.js'
-import { type Executor, supportsRowLocks } from './connection.js'
+import { supportsRowLocks } from './connection.js'
 import { type Database, type Flag, toFlag } from './schema.js'
+import type { Executor } from './types.js'
 
 /** An account and mode: what every owned row belongs to. */
 export interface Owner {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import type { Db } from './connection.js'
+import type { Db } from './types.js'
 
 /**
  * A random secret kept in the database, made on first use: every process sharing the database

@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import { Pause } from '../lib/pause.js'
-import { type Db, supportsRowLocks } from './connection.js'
+import { supportsRowLocks } from './connection.js'
+import type { Db } from './types.js'
 
 /** Rows a table needs before its first statistics say anything. */
 const MIN_ROWS = 1000

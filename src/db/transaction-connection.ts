@@ -1,5 +1,5 @@
-import { CompiledQuery, type DatabaseConnection, type QueryExecutor } from 'kysely'
-import type { Trx } from './connection.js'
+import { CompiledQuery, type DatabaseConnection, type QueryExecutor, type QueryResult } from 'kysely'
+import type { GuardedConnection, Trx } from './types.js'
 
 /**
  * The connection a transaction runs on, asked of Kysely once per transaction and remembered for the
@@ -19,6 +19,21 @@ export function connectionOf(trx: Trx): DatabaseConnection | Promise<DatabaseCon
     connections.set(executor, connection)
     return connection
   })
+}
+
+/**
+ * Runs `query` in `trx`: straight on the transaction's connection when that connection refuses to
+ * run once released (a `GuardedConnection`, as SQLite's), which skips Kysely's few promises per
+ * statement; otherwise (PostgreSQL's pooled connection, which would run a late statement in
+ * whatever transaction holds it next, or a transaction with plugins to apply) through Kysely.
+ */
+export async function executeInTransaction<R>(trx: Trx, query: CompiledQuery<R>): Promise<QueryResult<R>> {
+  if (trx.getExecutor().plugins.length === 0) {
+    const connection = await connectionOf(trx)
+    if ((connection as Partial<GuardedConnection>).refusesAfterRelease === true)
+      return connection.executeQuery(query)
+  }
+  return trx.executeQuery(query)
 }
 
 const SAVEPOINT_NAME = /^[a-z_]+$/

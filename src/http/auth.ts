@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 
 import { LRUCache } from 'lru-cache'
 import { errors } from '../core/errors.js'
 import type { AuthContext } from '../core/identity.js'
-import type { Executor } from '../db/connection.js'
+import type { Executor } from '../db/types.js'
 import { grants, type Scope } from '../modules/keys/scopes.js'
 import { type ApiKeyRecord, findKeyByHash, hashSecret } from '../modules/keys/service.js'
 

@@ -6,8 +6,9 @@ import {
   signalOnCommit,
   watchCommits,
 } from '../../src/db/commit-signals.js'
-import { type Db, openDatabase } from '../../src/db/connection.js'
+import { openDatabase } from '../../src/db/connection.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
+import type { Db } from '../../src/db/types.js'
 import { sleep, uniq } from '../helpers/assertions.js'
 import { createTestDatabase, dialect, type TestDatabase } from '../helpers/database.js'
 import { freePort } from '../helpers/process.js'

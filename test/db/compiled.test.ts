@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest'
-import { compiled, compiledInsertRows } from '../../src/db/compiled.js'
-import type { Db, Trx } from '../../src/db/connection.js'
+import { compiled, compiledInsertRows, statementChecks } from '../../src/db/compiled.js'
+import type { Db, Trx } from '../../src/db/types.js'
 import { dialect, useMigratedDatabase } from '../helpers/database.js'
 
 /** compiled(): built once per dialect, run with new parameters, on the database under test. */
@@ -55,7 +55,8 @@ describe('compiled queries', () => {
     for (let n = 1; n <= 5; n++) {
       await insert.run(db, { id: `op_c${n}`, ident: `C-${n}`, name: n % 2 ? 'odd' : null, at: n })
     }
-    expect(builds).toBe(1)
+    // Once with stand-ins, once more from the first run's values to confirm the template.
+    expect(builds).toBe(2)
     expect(await byIdent.first(db, { ident: 'C-3' })).toEqual({
       id: 'op_c3',
       ident: 'C-3',
@@ -106,7 +107,7 @@ describe('compiled queries', () => {
     expect(await byIdent.first(db, { ident: 'C-1' })).toMatchObject({ name: 'kept' })
   })
 
-  // SQLite prepares a statement again at every run when its LIMIT is bound (sqlite-driver.ts).
+  // SQLite prepares a statement again at every run when its LIMIT is bound (src/db/sqlite/driver.ts).
   it('writes a LIMIT into the SQL on SQLite and binds it on PostgreSQL, for compiled and built queries', async () => {
     const compiledPage = page.compile(db, { before: '~', take: 7 })
     const built = db.selectFrom('operators').select('id').where('ident', '=', 'C-1').limit(3).compile()
@@ -170,6 +171,31 @@ describe('compiled queries', () => {
     )
     expect(await byIdent.first(db, { ident: 'R-4' })).toBeUndefined()
     expect(await byIdent.first(db, { ident: 'R-6' })).toBeUndefined()
+  })
+
+  it('refuses a template that its first run’s values build otherwise: a $if on a value', async () => {
+    // A stand-in is always truthy: the template keeps the filter that `active: false` leaves out.
+    const frozen = compiled((db, p: { ident: string; active: boolean }) =>
+      db
+        .selectFrom('operators')
+        .select('id')
+        .where('ident', '=', p.ident)
+        .$if(p.active, (q) => q.where('is_active', '=', 1)),
+    )
+    await expect(frozen.rows(db, { ident: 'C-1', active: false })).rejects.toThrow(
+      /its shape depends on a value/,
+    )
+    const check = statementChecks().at(-1)
+    expect(check?.mismatch).toMatch(/"is_active" = \S+ with .* but its values build .* "ident" = \S+ with/)
+    expect(check?.confirmed.size).toBe(0)
+    // Arithmetic on a stand-in makes a constant of it: the values differ, the SQL does not.
+    const shifted = compiled((db, p: { at: number }) =>
+      db
+        .selectFrom('operators')
+        .select('id')
+        .where('created_at', '>', p.at + 1),
+    )
+    await expect(shifted.rows(db, { at: 1 })).rejects.toThrow(/its shape depends on a value/)
   })
 
   it('refuses an undefined parameter instead of running other SQL', async () => {

@@ -1,11 +1,12 @@
 import { type Kysely, type Migration, Migrator, sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Db, openDatabase } from '../../src/db/connection.js'
+import { openDatabase } from '../../src/db/connection.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import * as m001 from '../../src/db/migrations/001_foundation.js'
 import * as m002 from '../../src/db/migrations/002_attendance.js'
 import * as m003 from '../../src/db/migrations/003_webhooks.js'
 import * as m004 from '../../src/db/migrations/004_outbox_tuning.js'
+import type { Db } from '../../src/db/types.js'
 import { createTestDatabase, dialect, type TestDatabase } from '../helpers/database.js'
 
 /** Migration 007 on a database that already holds sessions: work_date and review_status backfilled. */

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest'
-import type { Db, Trx } from '../../src/db/connection.js'
 import { connectionOf, savepoint } from '../../src/db/transaction-connection.js'
+import type { Db, Trx } from '../../src/db/types.js'
 import { useMigratedDatabase } from '../helpers/database.js'
 import { insertOperatorRow } from '../helpers/fixtures.js'
 

@@ -1,5 +1,5 @@
 import { expect } from 'vitest'
-import type { Executor } from '../../src/db/connection.js'
+import type { Executor } from '../../src/db/types.js'
 import type { TestApp } from './app.js'
 import { type EventEnvelope, uniq } from './assertions.js'
 

@@ -1,6 +1,7 @@
 import type { AuthContext } from '../../core/identity.js'
-import { type Executor, supportsRowLocks, type Trx } from '../../db/connection.js'
+import { supportsRowLocks } from '../../db/connection.js'
 import { ownedBy } from '../../db/scope.js'
+import type { Executor, Trx } from '../../db/types.js'
 import type { EventEnvelope } from './outbox.js'
 
 export interface EventRow {

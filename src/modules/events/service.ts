@@ -1,6 +1,6 @@
 import type { AuthContext } from '../../core/identity.js'
 import { instantOf } from '../../core/instants.js'
-import type { Executor } from '../../db/connection.js'
+import type { Executor } from '../../db/types.js'
 import { retrieveResource } from '../shared/resources.js'
 import type { EventEnvelope } from './outbox.js'
 import { findEvent, listEventRows, toEvent } from './repository.js'

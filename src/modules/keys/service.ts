@@ -1,7 +1,7 @@
 import { hash, randomBytes } from 'node:crypto'
-import type { Db, Executor } from '../../db/connection.js'
 import { isUniqueViolation } from '../../db/connection.js'
 import { toFlag } from '../../db/schema.js'
+import type { Db, Executor } from '../../db/types.js'
 import { newId } from '../../lib/ids.js'
 import { toIsoOrNull } from '../../lib/time.js'
 import { ALL_SCOPES, type Scope } from './scopes.js'

@@ -1,8 +1,8 @@
 import type { Selectable } from 'kysely'
 import type { AuthContext } from '../../core/identity.js'
-import type { Executor, Trx } from '../../db/connection.js'
 import type { LocationsTable } from '../../db/schema.js'
 import { type Owner, ownedBy, ownedRowFinder, ownedRowsBy } from '../../db/scope.js'
+import type { Executor, Trx } from '../../db/types.js'
 import { toIso } from '../../lib/time.js'
 import type { Location } from './schemas.js'
 

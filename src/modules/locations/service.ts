@@ -1,6 +1,6 @@
 import { errors } from '../../core/errors.js'
 import type { AuthContext } from '../../core/identity.js'
-import type { Executor, Trx } from '../../db/connection.js'
+import type { Executor, Trx } from '../../db/types.js'
 import { changedFields } from '../../lib/changes.js'
 import { canonicalTimeZone } from '../../lib/time.js'
 import { detachDevicesFromLocation, toDevice } from '../devices/repository.js'

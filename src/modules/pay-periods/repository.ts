@@ -1,10 +1,10 @@
 import { type Selectable, sql } from 'kysely'
 import type { AuthContext } from '../../core/identity.js'
 import { compiled } from '../../db/compiled.js'
-import type { Executor, Trx } from '../../db/connection.js'
 import { supportsRowLocks } from '../../db/connection.js'
 import type { PayPeriodsTable } from '../../db/schema.js'
 import { type Owner, ownedBy, ownedRowFinder } from '../../db/scope.js'
+import type { Executor, Trx } from '../../db/types.js'
 import { toIso, toIsoOrNull } from '../../lib/time.js'
 import type { PayPeriod } from './schemas.js'
 

@@ -1,6 +1,6 @@
 import { errors } from '../../core/errors.js'
 import type { AuthContext } from '../../core/identity.js'
-import type { Trx } from '../../db/connection.js'
+import type { Trx } from '../../db/types.js'
 import { addDays, daysBetween, startOfDate } from '../../lib/dates.js'
 import { newId } from '../../lib/ids.js'
 import { toIso } from '../../lib/time.js'

@@ -1,8 +1,8 @@
 import type { Selectable } from 'kysely'
 import type { AuthContext } from '../../core/identity.js'
-import type { Executor, Trx } from '../../db/connection.js'
 import type { ScansTable } from '../../db/schema.js'
 import { ownedBy, ownedRowFinder } from '../../db/scope.js'
+import type { Executor, Trx } from '../../db/types.js'
 import { toIso } from '../../lib/time.js'
 import type { ListScansQuery, Scan, ScanFlagReason } from './schemas.js'
 

@@ -1,6 +1,6 @@
 import type { AuthContext } from '../../core/identity.js'
-import type { Db, Executor, Trx } from '../../db/connection.js'
 import { ownedBy } from '../../db/scope.js'
+import type { Db, Executor, Trx } from '../../db/types.js'
 import { newId } from '../../lib/ids.js'
 import { parseInstant } from '../../lib/time.js'
 import type { DeviceRow } from '../devices/repository.js'

@@ -1,6 +1,6 @@
 import type { AuthContext } from '../../core/identity.js'
 import { instantOf } from '../../core/instants.js'
-import type { Executor } from '../../db/connection.js'
+import type { Executor } from '../../db/types.js'
 import { findNamedOperator } from '../operators/service.js'
 import { retrieveResource } from '../shared/resources.js'
 import { sessions } from './lifecycle.js'

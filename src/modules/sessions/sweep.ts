@@ -1,7 +1,7 @@
 import type { AuthContext } from '../../core/identity.js'
 import type { Clock } from '../../core/instants.js'
-import type { Db } from '../../db/connection.js'
 import { FirstStatistics } from '../../db/statistics.js'
+import type { Db } from '../../db/types.js'
 import { Pause } from '../../lib/pause.js'
 import { closeForgottenCheckOut, MAX_SHIFT_MS } from './lifecycle.js'
 import { findOpenSessionsCheckedInBefore } from './repository.js'

@@ -1,7 +1,7 @@
 import { PostgresAdapter, type RawBuilder, sql } from 'kysely'
 import type { AuthContext } from '../../core/identity.js'
-import type { Executor } from '../../db/connection.js'
 import { ownedBy } from '../../db/scope.js'
+import type { Executor } from '../../db/types.js'
 
 export interface TimesheetFilters {
   from: string

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream'
 import { errors } from '../../core/errors.js'
 import type { AuthContext } from '../../core/identity.js'
-import type { Executor } from '../../db/connection.js'
+import type { Executor } from '../../db/types.js'
 import { addDays, daysBetween, isoWeekMonday } from '../../lib/dates.js'
 import { hoursOfMs } from '../sessions/hours.js'
 import {

@@ -1,6 +1,6 @@
 /** What an attempt's outcome does to its delivery and endpoint, written in the caller's transaction. */
 import type { AuthContext } from '../../core/identity.js'
-import type { Trx } from '../../db/connection.js'
+import type { Trx } from '../../db/types.js'
 import { groupBy } from '../../lib/group.js'
 import { newId } from '../../lib/ids.js'
 import { recordEvent } from '../events/outbox.js'

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { type CommitWatch, watchCommits } from '../../db/commit-signals.js'
-import { type Db, openConnections, POOL_KEPT } from '../../db/connection.js'
+import { openConnections, POOL_KEPT } from '../../db/connection.js'
+import type { Db } from '../../db/types.js'
 import { groupBy } from '../../lib/group.js'
 import { Pause } from '../../lib/pause.js'
 import { eventPayloads } from '../events/service.js'

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Db, openDatabase } from '../../../src/db/connection.js'
+import { openDatabase } from '../../../src/db/connection.js'
+import type { Db } from '../../../src/db/types.js'
 import { ForgottenCheckOutSweep, SERVICE_KEY_ID } from '../../../src/modules/sessions/sweep.js'
 import { buildTestApp, type TestApp } from '../../helpers/app.js'
 import { type Session, sleep } from '../../helpers/assertions.js'

@@ -1,6 +1,7 @@
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
-import { type Db, openDatabase } from '../../../src/db/connection.js'
+import { openDatabase } from '../../../src/db/connection.js'
+import type { Db } from '../../../src/db/types.js'
 import { WebhookWorker, type WorkerOptions } from '../../../src/modules/webhooks/worker.js'
 import { type ApiClient, buildTestApp, type TestApp } from '../../helpers/app.js'
 import { type EventEnvelope, sleep, uniq } from '../../helpers/assertions.js'

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest'
-import { type Db, openDatabase } from '../../../src/db/connection.js'
+import { openDatabase } from '../../../src/db/connection.js'
+import type { Db } from '../../../src/db/types.js'
 import { WebhookWorker } from '../../../src/modules/webhooks/worker.js'
 import { type ApiClient, buildTestApp, type TestApp } from '../../helpers/app.js'
 import { sleep } from '../../helpers/assertions.js'

@@ -1,7 +1,12 @@
 import { createRequire } from 'node:module'
 import semver from 'semver'
 import { describe, expect, it } from 'vitest'
-import { SQLITE_PACKAGE, SQLITE_PACKAGE_ENTRY, SQLite, sqlitePackageFor } from '../../src/db/sqlite-addon.js'
+import {
+  SQLITE_PACKAGE,
+  SQLITE_PACKAGE_ENTRY,
+  SQLite,
+  sqlitePackageFor,
+} from '../../../src/db/sqlite/addon.js'
 
 const require = createRequire(import.meta.url)
 

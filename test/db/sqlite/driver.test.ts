@@ -1,8 +1,12 @@
 import { Kysely, sql } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
-import { SQLite } from '../../src/db/sqlite-addon.js'
-import { ServiceSqliteDialect, type ServiceSqliteDriver, StatementCache } from '../../src/db/sqlite-driver.js'
-import { dialect } from '../helpers/database.js'
+import { SQLite } from '../../../src/db/sqlite/addon.js'
+import {
+  ServiceSqliteDialect,
+  type ServiceSqliteDriver,
+  StatementCache,
+} from '../../../src/db/sqlite/driver.js'
+import { dialect } from '../../helpers/database.js'
 
 interface Db {
   items: { id: number; name: string }

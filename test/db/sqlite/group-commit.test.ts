@@ -3,9 +3,9 @@ import os from 'node:os'
 import path from 'node:path'
 import { Kysely, sql } from 'kysely'
 import { afterAll, describe, expect, it } from 'vitest'
-import { SQLite } from '../../src/db/sqlite-addon.js'
-import { ServiceSqliteDialect, type ServiceSqliteDriver } from '../../src/db/sqlite-driver.js'
-import { dialect } from '../helpers/database.js'
+import { SQLite } from '../../../src/db/sqlite/addon.js'
+import { ServiceSqliteDialect, type ServiceSqliteDriver } from '../../../src/db/sqlite/driver.js'
+import { dialect } from '../../helpers/database.js'
 
 interface Db {
   items: { id: number; body: string; parent: number | null }

@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads'
-import { SQLITE_PACKAGE_ENTRY } from './sqlite-addon.js'
+import { SQLITE_PACKAGE_ENTRY } from './addon.js'
 
 /**
  * Checkpoints of a SQLite file in WAL mode, off the request path.

@@ -11,6 +11,7 @@ import {
   SqliteQueryCompiler,
   ValueNode,
 } from 'kysely'
+import type { GuardedConnection } from '../types.js'
 import { Checkpointer, type CheckpointerOptions } from './checkpointer.js'
 
 /**
@@ -390,7 +391,8 @@ export class ServiceSqliteDriver implements Driver {
  * refuses to run anything once released, so a caller holding it past its transaction (see
  * transaction-connection.ts) fails instead of writing outside that transaction.
  */
-export class Lease implements DatabaseConnection {
+export class Lease implements GuardedConnection {
+  readonly refusesAfterRelease = true
   inTransaction = false
   released = false
 
@@ -438,7 +440,7 @@ class ServiceSqliteConnection {
   }
 }
 
-/** A lock handed to waiters in turn (first come, first served), which knows whether anyone waits. */
+/** A lock handed to waiters in turn (first come, first served). */
 class ConnectionMutex {
   private locked = false
   private readonly waiters: Array<() => void> = []
@@ -455,9 +457,5 @@ class ConnectionMutex {
     const next = this.waiters.shift()
     if (next) next()
     else this.locked = false
-  }
-
-  hasWaiters(): boolean {
-    return this.waiters.length > 0
   }
 }
