@@ -75,6 +75,31 @@ describe('layering', () => {
 })
 
 /**
+ * A feature module's repository (its SQL and row mapper) is its own: any other file reaches the
+ * feature through its service, for a row type too (the service re-exports the row types it
+ * returns), so a type-only import counts. `modules/shared/`, the kernel every module builds on, has
+ * no repository and may import none.
+ */
+describe('module boundaries', () => {
+  const moduleOf = (relative: string) => {
+    const [layer, feature] = relative.split(path.sep)
+    return layer === 'modules' ? feature : undefined
+  }
+  const isRepository = (relative: string) =>
+    moduleOf(relative) !== undefined && path.basename(relative) === 'repository.ts'
+
+  it("no file imports another module's repository", () => {
+    const violations = sourceFiles(SRC).flatMap((file) => {
+      const relative = path.relative(SRC, file)
+      return localImports(file)
+        .filter(({ target }) => isRepository(target) && moduleOf(target) !== moduleOf(relative))
+        .map(({ target }) => `${relative} imports ${target}: import its module's service instead`)
+    })
+    expect(violations).toEqual([])
+  })
+})
+
+/**
  * Runtime import cycles known today, each a set of files that import one another: the test fails on
  * any other cycle, and on one of these that grows. None since issue 24 item 2 removed db/'s.
  */

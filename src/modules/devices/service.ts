@@ -16,6 +16,7 @@ import {
 import {
   type DeviceRow,
   deleteDeviceRow,
+  detachDevicesFromLocation,
   findDevice,
   findDevicesByCode,
   insertDevice,
@@ -24,6 +25,8 @@ import {
   updateDeviceRow,
 } from './repository.js'
 import type { CreateDeviceBody, Device, UpdateDeviceBody } from './schemas.js'
+
+export type { DeviceRow }
 
 const devices: ResourceStore<DeviceRow, Device> = {
   name: 'device',
@@ -78,6 +81,20 @@ export async function deleteDevice(trx: Trx, auth: AuthContext, id: string) {
   await deleteDeviceRow(trx, id)
   await recordEvent(trx, auth, 'device.deleted', toDevice(current))
   return { object: 'device' as const, id, deleted: true as const }
+}
+
+/**
+ * Detaches the devices standing at a location that is being deleted, each with its `device.updated`
+ * event (`previous_attributes.location_id` the location's id).
+ */
+export async function detachDevices(trx: Trx, auth: AuthContext, locationId: string): Promise<void> {
+  const now = Date.now()
+  for (const device of await detachDevicesFromLocation(trx, auth, locationId, now)) {
+    const detached = toDevice({ ...device, location_id: null, updated_at: now })
+    await recordEvent(trx, auth, 'device.updated', detached, {
+      previousAttributes: { location_id: locationId },
+    })
+  }
 }
 
 /** `device_id` of a session or scan request is the device's code. */

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { registerResourceRoutes } from '../../http/resource-routes.js'
+import { detachDevices } from '../devices/service.js'
 import {
   CreateLocationBody,
   DeletedLocation,
@@ -22,7 +23,7 @@ export async function locationRoutes(app: FastifyInstance): Promise<void> {
     remove: {
       summary: 'Delete a location (sessions that refer to it stay readable)',
       response: DeletedLocation,
-      run: deleteLocation,
+      run: (trx, auth, id) => deleteLocation(trx, auth, id, detachDevices),
     },
     list: { query: ListLocationsQuery, run: listLocations },
   })

@@ -3,7 +3,6 @@ import type { AuthContext } from '../../core/identity.js'
 import type { Executor, Trx } from '../../db/types.js'
 import { changedFields } from '../../lib/changes.js'
 import { canonicalTimeZone } from '../../lib/time.js'
-import { detachDevicesFromLocation, toDevice } from '../devices/repository.js'
 import { recordEvent } from '../events/outbox.js'
 import { resolveReference } from '../shared/references.js'
 import {
@@ -87,19 +86,35 @@ export function updateLocation(
 
 /**
  * Removes the location. Sessions keep their `location_id` (they hold no foreign key to it), so every
- * session that referred to it stays readable. Devices standing there are detached, each with its
- * `device.updated` event.
+ * session that referred to it stays readable. Devices standing there are detached first by
+ * `detachDevices`, the devices module's step, which the route hands in: devices refer to locations
+ * (their service resolves `location_id` here), so this module imports nothing of theirs, and no
+ * import cycle joins the two.
  */
-export async function deleteLocation(trx: Trx, auth: AuthContext, id: string) {
+export async function deleteLocation(
+  trx: Trx,
+  auth: AuthContext,
+  id: string,
+  detachDevices: (trx: Trx, auth: AuthContext, locationId: string) => Promise<void>,
+) {
   const current = await lockResource(trx, auth, locations, id)
-  const now = Date.now()
-  for (const device of await detachDevicesFromLocation(trx, auth, id, now)) {
-    const detached = toDevice({ ...device, location_id: null, updated_at: now })
-    await recordEvent(trx, auth, 'device.updated', detached, { previousAttributes: { location_id: id } })
-  }
+  await detachDevices(trx, auth, id)
   await deleteLocationRow(trx, id)
   await recordEvent(trx, auth, 'location.deleted', toLocation(current))
   return { object: 'location' as const, id, deleted: true as const }
+}
+
+/**
+ * The time zone that dates what happens at a location: its own, or UTC without a location or when
+ * it was deleted (as for an account without locations, see `timeZonesInUse`).
+ */
+export async function timeZoneAt(
+  db: Executor,
+  auth: AuthContext,
+  locationId: string | null,
+): Promise<string> {
+  const location = locationId === null ? undefined : await findLocation(db, auth, locationId)
+  return location?.timezone ?? 'UTC'
 }
 
 /**

@@ -18,11 +18,14 @@ import {
   findOperatorsBy,
   insertOperator,
   listOperatorRows,
+  lockOperatorRows,
   type OperatorRow,
   toOperator,
   updateOperatorRow,
 } from './repository.js'
 import type { CreateOperatorBody, Operator, UpdateOperatorBody } from './schemas.js'
+
+export type { OperatorRow }
 
 const operators: ResourceStore<OperatorRow, Operator> = {
   name: 'operator',
@@ -136,4 +139,17 @@ export function resolveOperator(
       }
     },
   })
+}
+
+/**
+ * The caller's operators with these ids, locked until the transaction ends (FOR UPDATE on
+ * PostgreSQL, in id order) and read under the lock. The rules of that lock are the sessions'
+ * (`lockOperators` in sessions/lifecycle.ts); this module only owns the rows.
+ */
+export function lockOperatorsById(
+  trx: Trx,
+  auth: AuthContext,
+  ids: readonly string[],
+): Promise<OperatorRow[]> {
+  return lockOperatorRows(trx, auth, ids)
 }

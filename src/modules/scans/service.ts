@@ -3,11 +3,9 @@ import { ownedBy } from '../../db/scope.js'
 import type { Db, Executor, Trx } from '../../db/types.js'
 import { newId } from '../../lib/ids.js'
 import { parseInstant } from '../../lib/time.js'
-import type { DeviceRow } from '../devices/repository.js'
-import { resolveDevice } from '../devices/service.js'
+import { type DeviceRow, resolveDevice } from '../devices/service.js'
 import { recordEvent } from '../events/outbox.js'
-import type { OperatorRow } from '../operators/repository.js'
-import { resolveOperator } from '../operators/service.js'
+import { type OperatorRow, resolveOperator } from '../operators/service.js'
 import {
   checkIn,
   checkInWorkDate,
@@ -17,7 +15,7 @@ import {
   openSessionAt,
   scanInstant,
 } from '../sessions/lifecycle.js'
-import type { SessionRow } from '../sessions/repository.js'
+import type { SessionRow } from '../sessions/service.js'
 import { listService, retrieveResource } from '../shared/resources.js'
 import {
   findAcceptedScanNear,

@@ -5,13 +5,10 @@ import type { ReviewStatus } from '../../db/schema.js'
 import type { Executor, Trx } from '../../db/types.js'
 import { changedFields } from '../../lib/changes.js'
 import { calendarDate } from '../../lib/dates.js'
-import type { DeviceRow } from '../devices/repository.js'
-import { resolveDevice } from '../devices/service.js'
+import { type DeviceRow, resolveDevice } from '../devices/service.js'
 import { recordEvent, recordEvents } from '../events/outbox.js'
-import { findLocation } from '../locations/repository.js'
-import { resolveLocation } from '../locations/service.js'
-import { lockOperatorRows, type OperatorRow } from '../operators/repository.js'
-import { resolveOperator } from '../operators/service.js'
+import { resolveLocation, timeZoneAt } from '../locations/service.js'
+import { lockOperatorsById, type OperatorRow, resolveOperator } from '../operators/service.js'
 import { assertPeriodOpen, closedPeriodHolding } from '../pay-periods/service.js'
 import {
   createResource,
@@ -83,7 +80,7 @@ export async function lockOperators(
   ids: ReadonlyArray<string | undefined>,
 ): Promise<OperatorRow[]> {
   const distinct = [...new Set(ids)].filter((id) => id !== undefined)
-  return lockOperatorRows(trx, auth, distinct)
+  return lockOperatorsById(trx, auth, distinct)
 }
 
 /**
@@ -465,8 +462,7 @@ async function workDateOf(
   checkInAt: number,
   locationId: string | null,
 ): Promise<string> {
-  const location = locationId === null ? undefined : await findLocation(db, auth, locationId)
-  return calendarDate(checkInAt, location?.timezone ?? 'UTC')
+  return calendarDate(checkInAt, await timeZoneAt(db, auth, locationId))
 }
 
 /**

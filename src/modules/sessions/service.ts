@@ -8,10 +8,13 @@ import {
   listSessionRows,
   type SessionFilters,
   type SessionPageStart,
+  type SessionRow,
   toSession,
   type WorkDateKey,
 } from './repository.js'
 import type { ListSessionsQuery, Session } from './schemas.js'
+
+export type { SessionRow }
 
 /** Reads of sessions; every change to one goes through `lifecycle.ts`. */
 
