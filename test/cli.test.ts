@@ -3,7 +3,7 @@ import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openDatabase } from '../src/db/connection.js'
 import { createTestDatabase, dialect, type TestDatabase } from './helpers/database.js'
-import { killAll, type RunResult, run } from './helpers/process.js'
+import { killAll, type RunResult, run, START_MS } from './helpers/process.js'
 
 /** The 14 scopes of the spec ("Keys, modes, scopes"), written out independently of the code. */
 const ALL_SCOPES = [
@@ -47,10 +47,12 @@ function cli(args: string[], env: Record<string, string | undefined> = {}): Prom
 }
 
 /**
- * The timeout of a test that runs two commands: each may take up to `run`'s 20 s (a `tsx` start is
- * ~2 s of CPU, far more on a loaded 2-core machine), so the default 30 s is not enough for both.
+ * The timeouts of tests that run one or two commands: each command may take up to `run`'s
+ * START_MS (a `tsx` start is ~2 s of CPU; `migrate` took over 20 s beside other test files and two
+ * busy loops on 2 cores), so the default 30 s is not enough even for one.
  */
-const TWO_COMMANDS = 60_000
+const ONE_COMMAND = START_MS + 10_000
+const TWO_COMMANDS = 2 * START_MS + 10_000
 
 /** Parses stdout that must be exactly one line of JSON. */
 function oneJsonLine<T>(result: RunResult): T {
@@ -102,7 +104,7 @@ describe('cli migrate', () => {
   )
 })
 
-describe('cli keys create', () => {
+describe('cli keys create', { timeout: ONE_COMMAND }, () => {
   it('prints exactly one JSON line with the key, all scopes by default (documented npm command)', async () => {
     const result = await run(
       'npm',
@@ -176,7 +178,7 @@ describe('cli keys create', () => {
 
 // One command at a time: eight `tsx` starts at once (each ~2 s of CPU) beside the other test files
 // on 2 cores took over 20 s each in a slow CI run, and four of them timed out.
-describe('cli keys create rejects bad input', () => {
+describe('cli keys create rejects bad input', { timeout: ONE_COMMAND }, () => {
   const base = ['keys', 'create', '--json']
   it.each([
     [
@@ -221,7 +223,7 @@ describe('cli keys create rejects bad input', () => {
   })
 })
 
-describe('cli keys list and revoke', () => {
+describe('cli keys list and revoke', { timeout: ONE_COMMAND }, () => {
   it('lists every key (and no key from the rejected commands) without ever showing a secret', async () => {
     expect(keys).toHaveLength(4)
     const result = await cli(['keys', 'list', '--json'])

@@ -20,6 +20,15 @@ export interface SpawnOptions {
   group?: boolean
 }
 
+/**
+ * How long a child may take to reach the event a test waits for: a line printed (the server
+ * listening), or its exit after a short command. A start is `tsx` compiling the sources, then for
+ * the server and the worker connecting and migrating: about 2 s alone, 20–30 s measured beside other
+ * test files and two busy loops on a 2-core machine. It only bounds a failure, so it is generous;
+ * a test's own timeout must cover the sum of its waits.
+ */
+export const START_MS = 60_000
+
 /** Every child still running; `killAll` ends them (call it in `afterAll`). */
 const running = new Set<Child>()
 
@@ -101,12 +110,12 @@ export class Child {
   }
 
   /** Resolves with the first match of `pattern` in stdout; rejects on exit or timeout. */
-  waitForStdout(pattern: RegExp, timeoutMs = 15_000): Promise<RegExpMatchArray> {
+  waitForStdout(pattern: RegExp, timeoutMs = START_MS): Promise<RegExpMatchArray> {
     return this.waitFor(() => this.out.match(pattern), `${pattern} on stdout`, timeoutMs)
   }
 
   /** Resolves with the exit; rejects (leaving the child running for `killAll`) after `timeoutMs`. */
-  waitForExit(timeoutMs = 15_000): Promise<Exit> {
+  waitForExit(timeoutMs = START_MS): Promise<Exit> {
     return this.waitFor(() => this.exit ?? null, 'the exit', timeoutMs, false)
   }
 
@@ -160,7 +169,7 @@ export async function run(
 ): Promise<RunResult> {
   const child = spawnChild(command, args, options)
   try {
-    const exit = await child.waitForExit(options.timeoutMs ?? 20_000)
+    const exit = await child.waitForExit(options.timeoutMs ?? START_MS)
     return { ...exit, stdout: child.stdout, stderr: child.stderr }
   } catch (error) {
     child.kill('SIGKILL')

@@ -5,7 +5,7 @@ import { WebhookWorker } from '../../../src/modules/webhooks/worker.js'
 import { type ApiClient, buildTestApp, type TestApp } from '../../helpers/app.js'
 import { sleep } from '../../helpers/assertions.js'
 import { createTestDatabase, dialect, type TestDatabase } from '../../helpers/database.js'
-import { type Child, killAll, spawnChild } from '../../helpers/process.js'
+import { type Child, killAll, START_MS, spawnChild } from '../../helpers/process.js'
 import { type ReceivedRequest, WebhookReceiver } from '../../helpers/webhook-receiver.js'
 
 /**
@@ -68,19 +68,28 @@ async function createOperators(client: ApiClient, count: number, prefix: string)
   }
 }
 
-/** `cli worker` as its own process, the way an operator runs it. */
-function spawnWorker(databaseUrl: string, timeoutMs: number): Child {
-  return spawnChild(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'worker'], {
+/**
+ * `cli worker` as its own process, the way an operator runs it, once it says it has started: a
+ * wait for deliveries then bounds the delivering, not a `tsx` start on a loaded machine.
+ */
+async function startWorker(databaseUrl: string, timeoutMs: number): Promise<Child> {
+  const worker = spawnChild(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'worker'], {
     env: {
       DATABASE_URL: databaseUrl,
       WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
       WEBHOOK_TIMEOUT_MS: String(timeoutMs),
       WEBHOOK_BACKOFF_SCALE: '0.001',
       WORKER: undefined,
-      LOG_LEVEL: 'silent',
+      // Info logs only the start and endpoint auto-disables: quiet, and the start is the line we need.
+      LOG_LEVEL: 'info',
     },
   })
+  await worker.waitForStdout(/"msg":"webhook worker and forgotten check-out sweep started"/, START_MS)
+  return worker
 }
+
+/** The bound on a worker's stop after SIGTERM (its own grace is the webhook timeout + 5 s). */
+const STOP_MS = 30_000
 
 afterAll(killAll)
 
@@ -157,6 +166,8 @@ describe(`webhook worker resilience (${dialect})`, () => {
     }
   }, 90_000)
 
+  // The timeout: two worker starts (START_MS each), the batch, the kill, the lease (34 s), the
+  // re-sends and the stop.
   it('a worker killed mid-batch loses nothing: a new worker re-sends its in-flight deliveries once the lease runs out', async () => {
     const EVENTS = 12
     const ANSWERED = 6
@@ -173,15 +184,15 @@ describe(`webhook worker resilience (${dialect})`, () => {
       await subscribe(client, receiver.url(path))
       await createOperators(client, EVENTS, 'kill')
 
-      const first = spawnWorker(t.database.url, TIMEOUT_MS)
+      const first = await startWorker(t.database.url, TIMEOUT_MS)
       // One round claims the whole batch (12 < the default batch size) and sends it concurrently.
       await receiver.waitFor(
         async () => receiver.requestsTo(path).length === EVENTS && (await succeededCount(t.db)) === ANSWERED,
-        20_000,
+        30_000,
         'the batch in flight with half of it recorded',
       )
       first.kill('SIGKILL')
-      expect((await first.waitForExit(5000)).signal).toBe('SIGKILL')
+      expect((await first.waitForExit(STOP_MS)).signal).toBe('SIGKILL')
       const killedAt = Date.now()
 
       const afterKill = await deliveryRows(t.db)
@@ -202,15 +213,16 @@ describe(`webhook worker resilience (${dialect})`, () => {
       ).toEqual(heldIds)
 
       holding = false
-      const second = spawnWorker(t.database.url, TIMEOUT_MS)
-      // The lease is WEBHOOK_TIMEOUT_MS + 30 s from the claim.
+      const second = await startWorker(t.database.url, TIMEOUT_MS)
+      // The lease is 2 × WEBHOOK_TIMEOUT_MS + 30 s from the claim; then a round sends them again.
+      const leaseEnd = Math.max(...inFlight.map((d) => d.locked_until ?? 0))
       await receiver.waitFor(
         async () => (await succeededCount(t.db)) === EVENTS,
-        60_000,
+        Math.max(0, leaseEnd - Date.now()) + 30_000,
         'every delivery succeeded',
       )
       second.kill('SIGTERM')
-      await second.waitForExit(10_000)
+      await second.waitForExit(STOP_MS)
 
       const counts = countsById(receiver.requestsTo(path))
       const leaseOf = new Map(inFlight.map((d) => [d.id, d.locked_until ?? 0]))
@@ -235,7 +247,7 @@ describe(`webhook worker resilience (${dialect})`, () => {
       await t.close()
       await receiver.close()
     }
-  }, 120_000)
+  }, 300_000)
 
   it('an API restart loses no event: events created while no worker ran are delivered after it', async () => {
     const receiver = await WebhookReceiver.start()
@@ -300,6 +312,7 @@ describe(`webhook worker resilience (${dialect})`, () => {
     }
   }, 60_000)
 
+  // The timeout: a worker start (START_MS), its deliveries and its stop.
   it('with WORKER=off the API process delivers nothing; a separate `cli worker` delivers it all', async () => {
     const EVENTS = 10
     const receiver = await WebhookReceiver.start()
@@ -315,14 +328,14 @@ describe(`webhook worker resilience (${dialect})`, () => {
       const deliveries = await t.db.selectFrom('webhook_deliveries').select('id').execute()
       expect(deliveries).toHaveLength(0)
 
-      const worker = spawnWorker(t.database.url, 5000)
+      const worker = await startWorker(t.database.url, 5000)
       await receiver.waitFor(
         async () => (await succeededCount(t.db)) === EVENTS,
         20_000,
         'the separate worker',
       )
       worker.kill('SIGTERM')
-      await worker.waitForExit(10_000)
+      await worker.waitForExit(STOP_MS)
 
       const ids = (await deliveryRows(t.db)).map((d) => d.id).sort()
       expect(ids).toHaveLength(EVENTS)
@@ -333,5 +346,5 @@ describe(`webhook worker resilience (${dialect})`, () => {
       await t.close()
       await receiver.close()
     }
-  }, 60_000)
+  }, 150_000)
 })
