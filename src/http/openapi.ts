@@ -2,15 +2,15 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
 import { type TSchema, Type } from 'typebox'
-import { DeletedDevice, Device } from '../modules/devices/schemas.js'
-import { Event } from '../modules/events/schemas.js'
+import * as devices from '../modules/devices/schemas.js'
+import * as events from '../modules/events/schemas.js'
 import { API_VERSION, EVENT_TYPES_BY_RESOURCE, type EventResource } from '../modules/events/types.js'
-import { DeletedLocation, Location } from '../modules/locations/schemas.js'
-import { Operator } from '../modules/operators/schemas.js'
-import { PayPeriod } from '../modules/pay-periods/schemas.js'
-import { Scan } from '../modules/scans/schemas.js'
-import { DeletedSession, Session, SessionRevision } from '../modules/sessions/schemas.js'
-import { TimesheetEntry } from '../modules/timesheets/schemas.js'
+import * as locations from '../modules/locations/schemas.js'
+import * as operators from '../modules/operators/schemas.js'
+import * as payPeriods from '../modules/pay-periods/schemas.js'
+import * as scans from '../modules/scans/schemas.js'
+import * as sessions from '../modules/sessions/schemas.js'
+import * as timesheets from '../modules/timesheets/schemas.js'
 import { RESPONSE_EXCERPT_BYTES } from '../modules/webhooks/attempt.js'
 import {
   FIRST_RETRY_DELAY_MS,
@@ -19,14 +19,7 @@ import {
   MAX_SCHEDULED_ATTEMPTS,
   RETRY_AFTER_STATUSES,
 } from '../modules/webhooks/policy.js'
-import {
-  DeletedWebhookEndpoint,
-  WebhookAttempt,
-  WebhookDelivery,
-  WebhookEndpoint,
-  WebhookEndpointWithSecret,
-  WebhookRecovery,
-} from '../modules/webhooks/schemas.js'
+import * as webhooks from '../modules/webhooks/schemas.js'
 import { ENDPOINT_DISABLED_EVENT_TYPE, TEST_EVENT_TYPE } from '../modules/webhooks/subscription.js'
 import { ERROR_RESPONSES, ErrorEnvelope, errorResponses, shapeErrorStatuses } from './schemas.js'
 
@@ -41,38 +34,38 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * The modules that declare named schemas. Each lists its own in its `schemas.ts`
+ * (`COMPONENT_SCHEMAS`), so a new resource means no edit here; test/openapi.test.ts fails on a
+ * schema with a `$id` that a module exports but the document lacks.
+ */
+const MODULE_SCHEMAS: Array<{ COMPONENT_SCHEMAS: TSchema[] }> = [
+  operators,
+  locations,
+  devices,
+  sessions,
+  scans,
+  payPeriods,
+  timesheets,
+  events,
+  webhooks,
+]
+
 /** Every named schema, registered once; the document lists them under `components.schemas`. */
 export const COMPONENT_SCHEMAS: TSchema[] = [
   ErrorEnvelope,
-  Operator,
-  Location,
-  DeletedLocation,
-  Device,
-  DeletedDevice,
-  Session,
-  DeletedSession,
-  SessionRevision,
-  Scan,
-  PayPeriod,
-  TimesheetEntry,
-  Event,
-  WebhookEndpoint,
-  WebhookEndpointWithSecret,
-  DeletedWebhookEndpoint,
-  WebhookAttempt,
-  WebhookDelivery,
-  WebhookRecovery,
+  ...MODULE_SCHEMAS.flatMap((module) => module.COMPONENT_SCHEMAS),
 ]
 
 /** `data.object` of each event type, by the resource its type starts with. */
 const EVENT_OBJECTS: Record<EventResource | 'webhook_endpoint', TSchema> = {
-  session: Session,
-  operator: Operator,
-  device: Device,
-  location: Location,
-  scan: Scan,
-  pay_period: PayPeriod,
-  webhook_endpoint: WebhookEndpoint,
+  session: sessions.Session,
+  operator: operators.Operator,
+  device: devices.Device,
+  location: locations.Location,
+  scan: scans.Scan,
+  pay_period: payPeriods.PayPeriod,
+  webhook_endpoint: webhooks.WebhookEndpoint,
 }
 
 const TAGS = [
@@ -263,7 +256,7 @@ function webhookDocuments() {
                 'application/json': {
                   schema: {
                     allOf: [
-                      schemaRef(Event),
+                      schemaRef(events.Event),
                       {
                         type: 'object',
                         required: ['type', 'data'],

@@ -48,3 +48,9 @@ export const ListDevicesQuery = Type.Object(
 export type ListDevicesQuery = Static<typeof ListDevicesQuery>
 
 export const DeletedDevice = deletedObject('device', 'DeletedDevice')
+
+/**
+ * The module's named schemas (each with a `$id`): `http/openapi.ts` registers them, so `ref()` can
+ * point at them, and the document lists them under `components.schemas`.
+ */
+export const COMPONENT_SCHEMAS = [Device, DeletedDevice]

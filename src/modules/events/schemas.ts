@@ -46,3 +46,9 @@ export const ListEventsQuery = Type.Object(
   { additionalProperties: false },
 )
 export type ListEventsQuery = Static<typeof ListEventsQuery>
+
+/**
+ * The module's named schemas (each with a `$id`): `http/openapi.ts` registers them, so `ref()` can
+ * point at them, and the document lists them under `components.schemas`.
+ */
+export const COMPONENT_SCHEMAS = [Event]

@@ -47,3 +47,9 @@ export const ListLocationsQuery = Type.Object(
 export type ListLocationsQuery = Static<typeof ListLocationsQuery>
 
 export const DeletedLocation = deletedObject('location', 'DeletedLocation')
+
+/**
+ * The module's named schemas (each with a `$id`): `http/openapi.ts` registers them, so `ref()` can
+ * point at them, and the document lists them under `components.schemas`.
+ */
+export const COMPONENT_SCHEMAS = [Location, DeletedLocation]

@@ -52,3 +52,9 @@ export const ListOperatorsQuery = Type.Object(
   { additionalProperties: false },
 )
 export type ListOperatorsQuery = Static<typeof ListOperatorsQuery>
+
+/**
+ * The module's named schemas (each with a `$id`): `http/openapi.ts` registers them, so `ref()` can
+ * point at them, and the document lists them under `components.schemas`.
+ */
+export const COMPONENT_SCHEMAS = [Operator]

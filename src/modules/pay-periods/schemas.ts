@@ -49,3 +49,9 @@ export const ListPayPeriodsQuery = Type.Object(
   { additionalProperties: false },
 )
 export type ListPayPeriodsQuery = Static<typeof ListPayPeriodsQuery>
+
+/**
+ * The module's named schemas (each with a `$id`): `http/openapi.ts` registers them, so `ref()` can
+ * point at them, and the document lists them under `components.schemas`.
+ */
+export const COMPONENT_SCHEMAS = [PayPeriod]

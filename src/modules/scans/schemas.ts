@@ -87,3 +87,9 @@ export const ListScansQuery = Type.Object(
   { additionalProperties: false },
 )
 export type ListScansQuery = Static<typeof ListScansQuery>
+
+/**
+ * The module's named schemas (each with a `$id`): `http/openapi.ts` registers them, so `ref()` can
+ * point at them, and the document lists them under `components.schemas`.
+ */
+export const COMPONENT_SCHEMAS = [Scan]

@@ -186,3 +186,9 @@ export const SessionRevision = Type.Object(
 export type SessionRevision = Static<typeof SessionRevision>
 
 export const DeletedSession = deletedObject('session', 'DeletedSession')
+
+/**
+ * The module's named schemas (each with a `$id`): `http/openapi.ts` registers them, so `ref()` can
+ * point at them, and the document lists them under `components.schemas`.
+ */
+export const COMPONENT_SCHEMAS = [Session, DeletedSession, SessionRevision]

@@ -63,3 +63,9 @@ export const ListTimesheetsQuery = Type.Object(
   { additionalProperties: false },
 )
 export type ListTimesheetsQuery = Static<typeof ListTimesheetsQuery>
+
+/**
+ * The module's named schemas (each with a `$id`): `http/openapi.ts` registers them, so `ref()` can
+ * point at them, and the document lists them under `components.schemas`.
+ */
+export const COMPONENT_SCHEMAS = [TimesheetEntry]

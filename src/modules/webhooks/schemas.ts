@@ -181,3 +181,16 @@ export const WebhookRecovery = Type.Object(
 export type WebhookRecovery = Static<typeof WebhookRecovery>
 
 export const DeletedWebhookEndpoint = deletedObject('webhook_endpoint', 'DeletedWebhookEndpoint')
+
+/**
+ * The module's named schemas (each with a `$id`): `http/openapi.ts` registers them, so `ref()` can
+ * point at them, and the document lists them under `components.schemas`.
+ */
+export const COMPONENT_SCHEMAS = [
+  WebhookEndpoint,
+  WebhookEndpointWithSecret,
+  DeletedWebhookEndpoint,
+  WebhookAttempt,
+  WebhookDelivery,
+  WebhookRecovery,
+]
