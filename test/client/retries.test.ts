@@ -171,6 +171,84 @@ describe('retries, backoff and idempotency keys (real API over HTTP)', () => {
     expect(await client.operators.retrieve(operator.id)).toEqual(operator)
   })
 
+  /** A JSON call and a streamed one: both go through the client's one retry loop, so they retry alike. */
+  const TIMESHEET = { from: '2026-11-01', to: '2026-11-30' }
+  const timesheetCalls = [
+    {
+      name: 'request (timesheets.list)',
+      call: async (client: AttendanceClient) => (await client.timesheets.list(TIMESHEET)).object,
+    },
+    {
+      name: 'stream (timesheets.csv)',
+      call: async (client: AttendanceClient) =>
+        (await new Response((await client.timesheets.csv(TIMESHEET)).body).text()).split('\r\n')[0],
+    },
+  ]
+
+  it.each(timesheetCalls)(
+    '$name: a network error, then a 503 asking Retry-After: 1, then the answer',
+    async ({ call }) => {
+      const { fetch, exchanges } = recordingFetch(async (index, real, exchange) => {
+        if (index === 0) throw networkError()
+        if (index === 1) {
+          exchange.status = 503
+          return errorResponse(503, 'api_error', undefined, { 'retry-after': '1' })
+        }
+        return real()
+      })
+      const { client } = await served.client(undefined, { fetch })
+
+      expect(await call(client)).toMatch(/^(list|operator_ident,.*)$/)
+      expect(exchanges.map((e) => e.status)).toEqual([undefined, 503, 200])
+      // The backoff after no answer (250–500 ms), then the Retry-After the 503 asked for.
+      const [a, b, c] = exchanges.map((e) => e.sentAt)
+      expect((b ?? 0) - (a ?? 0)).toBeGreaterThanOrEqual(240)
+      expect((c ?? 0) - (b ?? 0)).toBeGreaterThanOrEqual(1000 - 20)
+    },
+  )
+
+  it.each(timesheetCalls)(
+    '$name: the last 5xx after maxRetries is thrown; a 4xx is not retried',
+    async ({ call }) => {
+      const failing = recordingFetch(async () => errorResponse(502, 'api_error'))
+      const { client } = await served.client(undefined, { fetch: failing.fetch, maxRetries: 2 })
+      expect(await caught(() => call(client))).toMatchObject({ status: 502, requestId: 'req_injected' })
+      expect(failing.exchanges).toHaveLength(3)
+
+      const refusing = recordingFetch()
+      const unscoped = await served.key({ scopes: ['sessions:read'] })
+      const refusal = await caught(async () =>
+        call((await served.client(unscoped, { fetch: refusing.fetch })).client),
+      )
+      expect(refusal).toBeInstanceOf(AttendanceApiError)
+      expect(refusal).toMatchObject({ status: 403, code: 'missing_scope' })
+      expect(refusing.exchanges).toHaveLength(1)
+    },
+  )
+
+  it.each(timesheetCalls)(
+    '$name: an attempt that outlives timeoutMs is retried, then a timed-out connection error',
+    async ({ call }) => {
+      let attempts = 0
+      const hung: Fetch = (_input, init) =>
+        new Promise<Response>((_resolve, reject) => {
+          attempts++
+          init?.signal?.addEventListener('abort', () => reject(init.signal?.reason))
+        })
+      const client = new AttendanceClient({
+        apiKey: 'sk_test_unused',
+        baseUrl: served.baseUrl,
+        maxRetries: 1,
+        timeoutMs: 100,
+        fetch: hung,
+      })
+      const error = await caught(() => call(client))
+      expect(error).toBeInstanceOf(AttendanceConnectionError)
+      expect(error).toMatchObject({ timedOut: true, attempts: 2 })
+      expect(attempts).toBe(2)
+    },
+  )
+
   it('a retrieve retried past two 500s gets the object', async () => {
     const { client: plain, key } = await served.client()
     const operator = await plain.operators.create({ ident: uniq('W') })

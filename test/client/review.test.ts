@@ -129,12 +129,10 @@ describe('the client: review, pay periods, timesheets', () => {
     const page = await client.timesheets.list({ ...params, group_by: 'week' })
     expect(page.data.map((e) => e.date)).toEqual(['2026-11-02', '2026-11-02', '2026-11-02'])
 
-    const stream = await client.timesheets.csv(params)
-    expect(stream.totalRows).toBe(6)
-    expect(stream.headers.get('content-type')).toBe('text/csv; charset=utf-8')
-    let text = ''
-    for await (const chunk of stream) text += String(chunk)
-    const lines = text.split('\r\n')
+    const download = await client.timesheets.csv(params)
+    expect(download.totalRows).toBe(6)
+    expect(download.headers.get('content-type')).toBe('text/csv; charset=utf-8')
+    const lines = (await new Response(download.body).text()).split('\r\n')
     expect(lines[0]).toBe(HEADER)
     expect(lines.slice(1, -1)).toEqual(
       entries.map((e) =>

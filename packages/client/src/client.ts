@@ -1,6 +1,3 @@
-import { randomUUID } from 'node:crypto'
-import { Readable } from 'node:stream'
-import type { ReadableStream as NodeReadableStream } from 'node:stream/web'
 import { AttendanceApiError, AttendanceConnectionError } from './errors.js'
 import type {
   DeletedObject,
@@ -71,7 +68,12 @@ const INITIAL_RETRY_DELAY_MS = 500
 const MAX_RETRY_DELAY_MS = 8_000
 /** A longer `Retry-After` than this is not slept through in-process; the usual backoff applies instead. */
 const MAX_RETRY_AFTER_MS = 60_000
-const USER_AGENT = `attendance-client/0.1.0 node/${process.versions.node}`
+/**
+ * Sent from Node.js only: this module runs in browsers too (the manager console bundles it), which
+ * name themselves and keep `process` undefined.
+ */
+const NODE_VERSION = (globalThis as { process?: { versions?: { node?: string } } }).process?.versions?.node
+const USER_AGENT = NODE_VERSION === undefined ? undefined : `attendance-client/0.1.0 node/${NODE_VERSION}`
 
 export type Mode = 'test' | 'live'
 export type Fetch = typeof globalThis.fetch
@@ -106,8 +108,13 @@ export interface RequestOptions {
 
 export type HttpVerb = 'GET' | 'POST' | 'PATCH' | 'DELETE'
 
-/** A streamed download (`timesheets.csv`): the body as a Node.js stream, with the answer's headers. */
-export type DownloadStream = Readable & {
+/**
+ * A streamed download (`timesheets.csv`): the body as a web `ReadableStream` (Node.js's
+ * `stream/promises` `pipeline` takes it as it is; a browser reads it with `new Response(body)`),
+ * with the answer's headers.
+ */
+export interface Download {
+  body: ReadableStream<Uint8Array>
   headers: Headers
   /** `X-Total-Count`: the rows the server expects to send (for a progress bar), when it said. */
   totalRows: number | undefined
@@ -193,19 +200,68 @@ export class AttendanceClient {
    * `AttendanceConnectionError` when no answer came after every retry.
    */
   async request<T>(method: HttpVerb, path: string, options: RawRequestOptions = {}): Promise<T> {
-    const url = `${this.baseUrl}${path}${queryString(options.query)}`
-    const headers: Record<string, string> = {
-      accept: 'application/json',
-      authorization: `Bearer ${this.#apiKey}`,
-      'user-agent': USER_AGENT,
+    const { response, text } = await this.#send(
+      method,
+      path,
+      options,
+      'application/json',
+      async (answer) => ({
+        response: answer,
+        text: await answer.text(),
+      }),
+    )
+    const parsed = parseJson(text)
+    if (parsed.ok) return parsed.value as T
+    throw new AttendanceApiError({
+      status: response.status,
+      type: 'api_error',
+      message: `${method} ${path}: the API answered ${response.status} with a body that is not JSON`,
+      requestId: response.headers.get('x-request-id') ?? undefined,
+      headers: response.headers,
+      body: text,
+    })
+  }
+
+  /**
+   * A GET whose answer is not JSON (a CSV), its body as a stream. Retried as `request` is, until the
+   * answer's headers arrive: `timeoutMs` bounds the wait for them, not the download, which the
+   * caller's `signal` can abort. Rejects like `request` for an error answer.
+   */
+  async stream(path: string, options: RawRequestOptions & { accept: string }): Promise<Download> {
+    const response = await this.#send('GET', path, options, options.accept, async (answer) => answer)
+    const total = Number(response.headers.get('x-total-count'))
+    return {
+      // Only a 204 or a 205 comes without a body: an empty download.
+      body: response.body ?? new ReadableStream<Uint8Array>({ start: (controller) => controller.close() }),
+      headers: response.headers,
+      totalRows: Number.isInteger(total) && total >= 0 ? total : undefined,
     }
+  }
+
+  /**
+   * The one retry loop of every call: an attempt, then on 429, 5xx, 409 `idempotency_key_in_use` or no
+   * answer another one after the backoff (or the answer's `Retry-After`), with the same `Idempotency-Key`,
+   * up to `maxRetries`; the caller's abort stops it, neither retried nor wrapped. `take` reads a 2xx
+   * answer within the attempt's `timeoutMs` (the whole body for `request`, nothing more for `stream`); an
+   * error answer's body is read within it too.
+   */
+  async #send<T>(
+    method: HttpVerb,
+    path: string,
+    options: RawRequestOptions,
+    accept: string,
+    take: (response: Response) => Promise<T>,
+  ): Promise<T> {
+    const url = `${this.baseUrl}${path}${queryString(options.query)}`
+    const headers: Record<string, string> = { accept, authorization: `Bearer ${this.#apiKey}` }
+    if (USER_AGENT !== undefined) headers['user-agent'] = USER_AGENT
     let body: string | undefined
     if (options.body !== undefined) {
       body = JSON.stringify(options.body)
       headers['content-type'] = 'application/json'
     }
     // Chosen once per call, so every retry of this call carries the same key.
-    if (options.idempotent) headers['idempotency-key'] = options.idempotencyKey ?? randomUUID()
+    if (options.idempotent) headers['idempotency-key'] = options.idempotencyKey ?? newIdempotencyKey()
     const maxRetries = options.maxRetries ?? this.maxRetries
     const timeoutMs = options.timeoutMs ?? this.timeoutMs
     const callerSignal = options.signal
@@ -214,12 +270,14 @@ export class AttendanceClient {
 
     for (let attempt = 0; ; attempt++) {
       const retriesLeft = attempt < maxRetries
-      const timeout = AbortSignal.timeout(timeoutMs)
-      const signal = callerSignal ? AbortSignal.any([callerSignal, timeout]) : timeout
+      const deadline = new AbortController()
+      const timer = setTimeout(() => deadline.abort(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs)
+      const signal = callerSignal ? AbortSignal.any([callerSignal, deadline.signal]) : deadline.signal
       let response: Response
       let text: string
       try {
         response = await fetchImpl(url, { method, headers, body, signal })
+        if (response.ok) return await take(response)
         text = await response.text()
       } catch (error) {
         // The caller's own abort is theirs to handle, never retried or wrapped.
@@ -228,90 +286,16 @@ export class AttendanceClient {
           await sleep(backoffMs(attempt), callerSignal)
           continue
         }
-        const timedOut = timeout.aborted
+        const timedOut = deadline.signal.aborted
         const why = timedOut ? `timed out after ${timeoutMs} ms` : describe(error)
         throw new AttendanceConnectionError(
           `${method} ${path}: no answer from ${this.baseUrl} after ${attempt + 1} attempt(s): ${why}`,
           { cause: error, attempts: attempt + 1, timedOut },
         )
-      }
-
-      const parsed = parseJson(text)
-      if (response.ok) {
-        if (parsed.ok) return parsed.value as T
-        throw new AttendanceApiError({
-          status: response.status,
-          type: 'api_error',
-          message: `${method} ${path}: the API answered ${response.status} with a body that is not JSON`,
-          requestId: response.headers.get('x-request-id') ?? undefined,
-          headers: response.headers,
-          body: text,
-        })
-      }
-      const error = AttendanceApiError.fromResponse(
-        response.status,
-        response.headers,
-        parsed.ok ? parsed.value : text,
-      )
-      if (retriesLeft && isRetryable(error)) {
-        await sleep(retryDelayMs(error, attempt), callerSignal)
-        continue
-      }
-      throw error
-    }
-  }
-
-  /**
-   * A GET whose answer is not JSON (a CSV), as a Node.js stream of its body. The client's retries
-   * apply until the answer's headers arrive (429, 5xx, network errors); `timeoutMs` bounds the wait
-   * for them, not the download, which the caller's `signal` can abort. Rejects like `request` for
-   * an error answer.
-   */
-  async stream(path: string, options: RawRequestOptions & { accept: string }): Promise<DownloadStream> {
-    const url = `${this.baseUrl}${path}${queryString(options.query)}`
-    const headers: Record<string, string> = {
-      accept: options.accept,
-      authorization: `Bearer ${this.#apiKey}`,
-      'user-agent': USER_AGENT,
-    }
-    const maxRetries = options.maxRetries ?? this.maxRetries
-    const timeoutMs = options.timeoutMs ?? this.timeoutMs
-    const callerSignal = options.signal
-    const fetchImpl = this.#fetch
-    for (let attempt = 0; ; attempt++) {
-      const retriesLeft = attempt < maxRetries
-      const controller = new AbortController()
-      const timer = setTimeout(
-        () => controller.abort(new Error(`no answer within ${timeoutMs} ms`)),
-        timeoutMs,
-      )
-      const signal = callerSignal ? AbortSignal.any([callerSignal, controller.signal]) : controller.signal
-      let response: Response
-      try {
-        response = await fetchImpl(url, { method: 'GET', headers, signal })
-      } catch (error) {
+      } finally {
         clearTimeout(timer)
-        if (callerSignal?.aborted) throw callerSignal.reason
-        if (retriesLeft) {
-          await sleep(backoffMs(attempt), callerSignal)
-          continue
-        }
-        const timedOut = controller.signal.aborted
-        throw new AttendanceConnectionError(
-          `GET ${path}: no answer from ${this.baseUrl} after ${attempt + 1} attempt(s): ${timedOut ? `timed out after ${timeoutMs} ms` : describe(error)}`,
-          { cause: error, attempts: attempt + 1, timedOut },
-        )
       }
-      clearTimeout(timer)
-      if (response.ok && response.body) {
-        const body = Readable.fromWeb(response.body as unknown as NodeReadableStream<Uint8Array>)
-        const total = Number(response.headers.get('x-total-count'))
-        return Object.assign(body, {
-          headers: response.headers,
-          totalRows: Number.isInteger(total) && total >= 0 ? total : undefined,
-        })
-      }
-      const text = await response.text().catch(() => '')
+
       const parsed = parseJson(text)
       const error = AttendanceApiError.fromResponse(
         response.status,
@@ -325,6 +309,19 @@ export class AttendanceClient {
       throw error
     }
   }
+}
+
+/**
+ * A random (version 4) UUID. `crypto.randomUUID` would do, but browsers offer it on HTTPS and
+ * localhost only, and the console may be served over plain HTTP inside a network;
+ * `crypto.getRandomValues` is there in every context, and in Node.js.
+ */
+function newIdempotencyKey(): string {
+  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(16))
+  bytes[6] = ((bytes[6] as number) & 0x0f) | 0x40 // version 4
+  bytes[8] = ((bytes[8] as number) & 0x3f) | 0x80 // the RFC 9562 variant
+  const hex = Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('')
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
 }
 
 /** 429, 5xx, and a keyed request whose first try is still running; never another 4xx. */
@@ -713,10 +710,10 @@ export class Timesheets extends Resource {
     return paginate((page: TimesheetListParams) => this.list(page, options), params)
   }
   /**
-   * `GET /v1/timesheets` with `Accept: text/csv`: the whole timesheet as CSV, streamed (pipe it to a file;
-   * nothing is held in memory). `totalRows` on the stream is the number of data rows announced.
+   * `GET /v1/timesheets` with `Accept: text/csv`: the whole timesheet as CSV, streamed (pipe its `body` to a
+   * file; nothing is held in memory). `totalRows` is the number of data rows announced.
    */
-  csv(params: TimesheetCsvParams, options?: RequestOptions): Promise<DownloadStream> {
+  csv(params: TimesheetCsvParams, options?: RequestOptions): Promise<Download> {
     return this.#client.stream('/v1/timesheets', { ...options, query: params, accept: 'text/csv' })
   }
 }

@@ -212,7 +212,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     const bar = progress(io.stderr, download.totalRows)
     const counter = new RowCounter((rows, bytes) => bar.update(rows, bytes))
     const sink = temporary === undefined ? io.stdout : createWriteStream(temporary)
-    await pipeline(download, counter, sink, { signal: io.signal, end: temporary !== undefined })
+    await pipeline(download.body, counter, sink, { signal: io.signal, end: temporary !== undefined })
     bar.stop(counter.rows, counter.bytes)
     if (temporary !== undefined && options.out !== undefined) renameSync(temporary, options.out)
     io.stderr.write(
