@@ -1,6 +1,6 @@
 import { useMemo, useState } from 'preact/hooks'
-import type { Location, Operator } from '../../packages/client/src/types.js'
-import { Api } from './api.js'
+import type { Mode } from '../../packages/client/src/client.js'
+import { consoleClient } from './api.js'
 import { Layout } from './components/Layout.js'
 import { PageTitle } from './components/PageTitle.js'
 import { type SignedIn, SignedInContext } from './context.js'
@@ -8,7 +8,7 @@ import { Directory } from './directory.js'
 import { SignInPage } from './pages/SignInPage.js'
 import { NAV, PAGES } from './pages.js'
 import { match, usePath } from './router.js'
-import { forgetKey, type Mode, modeOfKey, storedKey, storeKey } from './session-key.js'
+import { forgetKey, modeOfKey, storedKey, storeKey } from './session-key.js'
 
 function NotFoundPage() {
   return (
@@ -28,13 +28,13 @@ function CurrentPage({ path }: { path: string }) {
 }
 
 function signedInWith(key: string, mode: Mode, signOut: () => void): SignedIn {
-  const api = new Api(key)
+  const api = consoleClient(key)
   return {
     api,
     mode,
     signOut,
-    locations: new Directory<Location>(api, '/v1/locations'),
-    operators: new Directory<Operator>(api, '/v1/operators'),
+    locations: new Directory((id) => api.locations.retrieve(id)),
+    operators: new Directory((id) => api.operators.retrieve(id)),
   }
 }
 

@@ -1,12 +1,10 @@
 import { createContext } from 'preact'
 import { useContext } from 'preact/hooks'
-import type { Location, Operator } from '../../packages/client/src/types.js'
-import type { Api } from './api.js'
+import type { AttendanceClient, Location, Mode, Operator } from '../../packages/client/src/client.js'
 import type { Directory } from './directory.js'
-import type { Mode } from './session-key.js'
 
 export interface SignedIn {
-  api: Api
+  api: AttendanceClient
   mode: Mode
   locations: Directory<Location>
   operators: Directory<Operator>

@@ -1,4 +1,4 @@
-import { type Api, ApiError, pathOf } from './api.js'
+import { AttendanceApiError } from '../../packages/client/src/client.js'
 import { useLoad } from './hooks.js'
 
 /**
@@ -8,17 +8,15 @@ import { useLoad } from './hooks.js'
 export class Directory<T> {
   private readonly byId = new Map<string, Promise<T | undefined>>()
 
-  constructor(
-    private readonly api: Api,
-    private readonly path: string,
-  ) {}
+  constructor(private readonly retrieve: (id: string) => Promise<T>) {}
 
   /** Undefined when the object was deleted or the key may not read it; other failures are retried next time. */
   get(id: string): Promise<T | undefined> {
     let found = this.byId.get(id)
     if (!found) {
-      found = this.api.get<T>(pathOf(this.path, id)).catch((error: unknown) => {
-        if (error instanceof ApiError && (error.status === 404 || error.status === 403)) return undefined
+      found = this.retrieve(id).catch((error: unknown) => {
+        if (error instanceof AttendanceApiError && (error.status === 404 || error.status === 403))
+          return undefined
         this.byId.delete(id)
         throw error
       })

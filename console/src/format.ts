@@ -1,4 +1,4 @@
-import type { Session } from '../../packages/client/src/types.js'
+import type { Session } from '../../packages/client/src/client.js'
 
 /** Dates, numbers and counts as a manager reads them. */
 

@@ -1,14 +1,10 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks'
-import type { ListEnvelope } from '../../packages/client/src/types.js'
-import { ApiError } from './api.js'
-
-export function asApiError(error: unknown): ApiError {
-  return error instanceof ApiError ? error : new ApiError(0, 'client_error', String(error))
-}
+import type { ListEnvelope } from '../../packages/client/src/client.js'
+import { asProblem, type Problem } from './api.js'
 
 export interface Loaded<T> {
   value: T | undefined
-  error: ApiError | undefined
+  error: Problem | undefined
   loading: boolean
 }
 
@@ -25,7 +21,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> &
     setState({ value: undefined, error: undefined, loading: true })
     load().then(
       (value) => current && setState({ value, error: undefined, loading: false }),
-      (error: unknown) => current && setState({ value: undefined, error: asApiError(error), loading: false }),
+      (error: unknown) => current && setState({ value: undefined, error: asProblem(error), loading: false }),
     )
     return () => {
       current = false
@@ -37,7 +33,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> &
 
 export interface PagedList<T> {
   items: T[]
-  error: ApiError | undefined
+  error: Problem | undefined
   loading: boolean
   hasMore: boolean
   loadMore: () => void
@@ -54,7 +50,7 @@ export function usePagedList<T extends { id: string }>(
   deps: unknown[],
 ): PagedList<T> {
   const [items, setItems] = useState<T[]>([])
-  const [error, setError] = useState<ApiError | undefined>()
+  const [error, setError] = useState<Problem | undefined>()
   const [loading, setLoading] = useState(true)
   const [cursor, setCursor] = useState<string | null>(null)
   // Filters changing while a page loads make that page stale: each first load starts a generation.
@@ -73,7 +69,7 @@ export function usePagedList<T extends { id: string }>(
       },
       (failure: unknown) => {
         if (mine !== generation.current) return
-        setError(asApiError(failure))
+        setError(asProblem(failure))
         setLoading(false)
       },
     )
@@ -101,20 +97,20 @@ export function usePagedList<T extends { id: string }>(
 export interface Action {
   run: (work: () => Promise<void>) => Promise<void>
   pending: boolean
-  error: ApiError | undefined
+  error: Problem | undefined
 }
 
 /** A button's request: pending while it runs (the button is disabled), its error kept for display. */
 export function useAction(): Action {
   const [pending, setPending] = useState(false)
-  const [error, setError] = useState<ApiError | undefined>()
+  const [error, setError] = useState<Problem | undefined>()
   const run = async (work: () => Promise<void>) => {
     setPending(true)
     setError(undefined)
     try {
       await work()
     } catch (failure) {
-      setError(asApiError(failure))
+      setError(asProblem(failure))
     } finally {
       setPending(false)
     }

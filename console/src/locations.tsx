@@ -1,4 +1,4 @@
-import type { Location } from '../../packages/client/src/types.js'
+import type { Location } from '../../packages/client/src/client.js'
 import { useSignedIn } from './context.js'
 import { useKnown } from './directory.js'
 

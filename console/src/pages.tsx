@@ -7,8 +7,8 @@ import { ReviewQueuePage } from './pages/ReviewQueuePage.js'
 import { SessionDetailPage } from './pages/SessionDetailPage.js'
 import { SessionsPage } from './pages/SessionsPage.js'
 import { TimesheetsPage } from './pages/TimesheetsPage.js'
-import { WebhookDeliveriesPage } from './pages/WebhookDeliveriesPage.js'
-import { WebhookEndpointsPage } from './pages/WebhookEndpointsPage.js'
+import { WebhookDeliveriesPage } from './webhooks/WebhookDeliveriesPage.js'
+import { WebhookEndpointsPage } from './webhooks/WebhookEndpointsPage.js'
 
 export interface Page {
   /** A path under /console; `:name` segments are passed to `render`. */

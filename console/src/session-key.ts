@@ -1,10 +1,10 @@
+import type { Mode } from '../../packages/client/src/client.js'
+
 /**
  * The signed-in API key lives in this tab's sessionStorage only: never in a URL, a cookie or a log,
  * and gone when the tab closes.
  */
 const STORAGE_NAME = 'attendance-console-key'
-
-export type Mode = 'test' | 'live'
 
 /** A key's mode, from its prefix; undefined for text that is not a key. */
 export function modeOfKey(key: string): Mode | undefined {

@@ -6,7 +6,8 @@ import { buildTestApp, type TestApp } from './app.js'
 import type { Screen } from './browser.js'
 import { ROOT, run, withFileLock } from './process.js'
 
-export const CONSOLE_SOURCE = path.join(ROOT, 'console')
+/** What the console's bundle is built from: its own source and the typed client's, which it bundles. */
+const CONSOLE_SOURCES = [path.join(ROOT, 'console'), path.join(ROOT, 'packages', 'client', 'src')]
 export const CONSOLE_BUILD = path.join(ROOT, 'dist', 'console')
 
 function newestModification(dir: string): number {
@@ -21,7 +22,8 @@ function newestModification(dir: string): number {
 /** Builds the console unless dist/console is newer than every source file (`npm test` built it). */
 async function ensureConsoleBuilt(): Promise<void> {
   const index = path.join(CONSOLE_BUILD, 'index.html')
-  if (fs.existsSync(index) && fs.statSync(index).mtimeMs >= newestModification(CONSOLE_SOURCE)) return
+  const newest = Math.max(...CONSOLE_SOURCES.map(newestModification))
+  if (fs.existsSync(index) && fs.statSync(index).mtimeMs >= newest) return
   const build = await run('npm', ['run', '--silent', 'build:console'], { timeoutMs: 120_000 })
   if (build.code !== 0) throw new Error(`npm run build:console failed:\n${build.stdout}\n${build.stderr}`)
 }

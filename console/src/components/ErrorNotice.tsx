@@ -1,7 +1,9 @@
-import type { ApiError } from '../api.js'
+import { AttendanceApiError } from '../../../packages/client/src/client.js'
+import type { Problem } from '../api.js'
 
 /** What to do about a refused request; the API's own message says what was wrong. */
-function advice(error: ApiError, signedIn: boolean): string | undefined {
+function advice(error: Problem, signedIn: boolean): string | undefined {
+  if (!(error instanceof AttendanceApiError)) return undefined
   if (error.status === 401) {
     return signedIn
       ? 'The API no longer accepts this key (revoked or expired). Sign out, then sign in with a valid key.'
@@ -14,7 +16,7 @@ function advice(error: ApiError, signedIn: boolean): string | undefined {
 }
 
 /** `signedIn` false on the sign-in page, where there is no key to sign out of yet. */
-export function ErrorNotice({ error, signedIn = true }: { error: ApiError | undefined; signedIn?: boolean }) {
+export function ErrorNotice({ error, signedIn = true }: { error: Problem | undefined; signedIn?: boolean }) {
   if (!error) return null
   const hint = advice(error, signedIn)
   return (

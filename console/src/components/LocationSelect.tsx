@@ -1,4 +1,3 @@
-import type { Location } from '../../../packages/client/src/types.js'
 import { useSignedIn } from '../context.js'
 import { useLoad } from '../hooks.js'
 
@@ -14,10 +13,7 @@ export function LocationSelect({
 }) {
   const { api } = useSignedIn()
   // The first 200 locations fill the menu; a longer list is rare for one account.
-  const locations = useLoad(
-    async () => (await api.list<Location>('/v1/locations', { limit: 200 })).data,
-    [api],
-  )
+  const locations = useLoad(async () => (await api.locations.list({ limit: 200 })).data, [api])
   return (
     <select id={id} value={value} onChange={(event) => onChange(event.currentTarget.value)}>
       <option value="">Any</option>

@@ -4,46 +4,62 @@ import { ErrorNotice } from './ErrorNotice.js'
 import { LoadMore, type Noun, shownSummary } from './LoadMore.js'
 import { Table } from './Table.js'
 
+interface PagedWords {
+  noun: Noun
+  /** Said when the list has nothing. */
+  empty: string
+  /** Said instead of the count of rows shown, by a page that filters what it loaded. */
+  summary?: string
+}
+
 /**
- * A list read page by page through the API's cursors, as every list page shows one: its error, the
- * table, what is shown in words (or `empty` when nothing is) and **Load more**.
+ * A list read page by page through the API's cursors, however its items are shown: its error, the
+ * items, what is shown in words (or `empty` when nothing is) and **Load more**.
  */
+export function Paged({
+  list,
+  noun,
+  empty,
+  summary,
+  children,
+}: PagedWords & { list: Omit<PagedList<unknown>, 'replace'>; children: ComponentChildren }) {
+  const shown =
+    summary ?? (list.items.length === 0 ? empty : shownSummary(list.items.length, noun, list.hasMore))
+  return (
+    <>
+      <ErrorNotice error={list.error} />
+      {children}
+      {/* A first page that failed has nothing to sum up: its error says it all. */}
+      {!(list.error && list.items.length === 0) && (
+        <LoadMore summary={shown} hasMore={list.hasMore} loading={list.loading} onLoadMore={list.loadMore} />
+      )}
+    </>
+  )
+}
+
+/** A paged list as every list page shows one: a table (`Table`), read through `Paged`. */
 export function PagedTable({
   list,
   caption,
   head,
   children,
   foot,
-  noun,
-  empty,
-  summary,
   class: className,
-}: {
+  ...words
+}: PagedWords & {
   list: Omit<PagedList<unknown>, 'replace'>
   caption: string
   head: ComponentChildren
   /** The body's rows. */
   children: ComponentChildren
   foot?: ComponentChildren
-  noun: Noun
-  /** Said when the list has nothing. */
-  empty: string
-  /** Said instead of the count of rows shown, by a page that filters what it loaded. */
-  summary?: string
   class?: string
 }) {
-  const shown =
-    summary ?? (list.items.length === 0 ? empty : shownSummary(list.items.length, noun, list.hasMore))
   return (
-    <>
-      <ErrorNotice error={list.error} />
+    <Paged list={list} {...words}>
       <Table caption={caption} head={head} foot={foot} class={className}>
         {children}
       </Table>
-      {/* A first page that failed has nothing to sum up: its error says it all. */}
-      {!(list.error && list.items.length === 0) && (
-        <LoadMore summary={shown} hasMore={list.hasMore} loading={list.loading} onLoadMore={list.loadMore} />
-      )}
-    </>
+    </Paged>
   )
 }

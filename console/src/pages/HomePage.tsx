@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact'
-import type { PayPeriod, Session } from '../../../packages/client/src/types.js'
+import { firstItems } from '../api.js'
 import { ErrorNotice } from '../components/ErrorNotice.js'
 import { PageTitle } from '../components/PageTitle.js'
 import { useSignedIn } from '../context.js'
@@ -41,10 +41,7 @@ function counted(found: { items: unknown[]; complete: boolean }, one: string, ot
 
 function PendingReviews() {
   const { api } = useSignedIn()
-  const pending = useLoad(
-    () => api.all<Session>('/v1/sessions', { review_status: 'pending' }, COUNTED),
-    [api],
-  )
+  const pending = useLoad(() => firstItems(api.sessions, { review_status: 'pending' }, COUNTED), [api])
   return (
     <Card id="home-reviews" title="Pending reviews" loaded={pending}>
       {(found) => (
@@ -63,7 +60,7 @@ function PendingReviews() {
 
 function OpenSessions() {
   const { api } = useSignedIn()
-  const open = useLoad(() => api.all<Session>('/v1/sessions', { status: 'open' }, COUNTED), [api])
+  const open = useLoad(() => firstItems(api.sessions, { status: 'open' }, COUNTED), [api])
   return (
     <Card id="home-open" title="Open sessions" loaded={open}>
       {(found) => (
@@ -88,7 +85,7 @@ function PeriodHours() {
   const { api } = useSignedIn()
   const loaded = useLoad(async () => {
     const today = isoDate(new Date())
-    const periods = await api.list<PayPeriod>('/v1/pay-periods', { limit: 100 })
+    const periods = await api.payPeriods.list({ limit: 100 })
     const period = periods.data.find(
       (p) => p.status === 'open' && p.start_date <= today && today <= p.end_date,
     )

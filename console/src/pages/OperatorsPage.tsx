@@ -1,6 +1,5 @@
 import { useState } from 'preact/hooks'
-import type { Operator } from '../../../packages/client/src/types.js'
-import { pathOf } from '../api.js'
+import type { Operator } from '../../../packages/client/src/client.js'
 import { Badge } from '../components/Badge.js'
 import { ErrorNotice } from '../components/ErrorNotice.js'
 import { PagedTable } from '../components/PagedTable.js'
@@ -24,13 +23,12 @@ function matches(operator: Operator, search: string): boolean {
 function ActivationButton({ operator, onChanged }: { operator: Operator; onChanged: (o: Operator) => void }) {
   const { api } = useSignedIn()
   const action = useAction()
-  const path = pathOf('/v1/operators', operator.id)
   const toggle = () =>
     action.run(async () =>
       onChanged(
         operator.is_active
-          ? await api.delete<Operator>(path)
-          : await api.patch<Operator>(path, { is_active: true }),
+          ? await api.operators.del(operator.id)
+          : await api.operators.update(operator.id, { is_active: true }),
       ),
     )
   const verb = operator.is_active ? 'Deactivate' : 'Reactivate'
@@ -88,16 +86,15 @@ export function OperatorsPage() {
   const { api } = useSignedIn()
   const [search, setSearch] = useState('')
   const [active, setActive] = useState<ActiveFilter>('')
-  const list = usePagedList<Operator>(
-    (cursor) => api.list<Operator>('/v1/operators', { is_active: active, limit: 50 }, cursor),
+  const isActive = active === '' ? undefined : active === 'true'
+  const list = usePagedList(
+    (cursor) => api.operators.list({ is_active: isActive, limit: 50, cursor }),
     [api, active],
   )
   const trimmed = search.trim()
   const exact = useLoad(
     async () =>
-      trimmed === ''
-        ? []
-        : (await api.list<Operator>('/v1/operators', { ident: trimmed, is_active: active })).data,
+      trimmed === '' ? [] : (await api.operators.list({ ident: trimmed, is_active: isActive })).data,
     [api, trimmed, active],
   )
   const shown = list.items.filter((operator) => matches(operator, search))

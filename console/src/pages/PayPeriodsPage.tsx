@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks'
-import type { PayPeriod } from '../../../packages/client/src/types.js'
-import { type ApiError, pathOf } from '../api.js'
+import type { PayPeriod } from '../../../packages/client/src/client.js'
+import type { Problem } from '../api.js'
 import { Badge } from '../components/Badge.js'
 import { Confirm } from '../components/Confirm.js'
 import { ErrorNotice } from '../components/ErrorNotice.js'
@@ -18,7 +18,7 @@ const rangeOf = (period: PayPeriod) => `${period.start_date} to ${period.end_dat
  * work, their counts), then in words when a period not over can close (the API gives an instant
  * in UTC), or the review queue filtered to the period's work dates.
  */
-function CloseRefusal({ period, error }: { period: PayPeriod; error: ApiError | undefined }) {
+function CloseRefusal({ period, error }: { period: PayPeriod; error: Problem | undefined }) {
   if (error?.code === 'period_not_over') {
     return (
       <div class="notice notice-error" role="alert">
@@ -64,7 +64,9 @@ function PeriodRows({ period, onChanged }: { period: PayPeriod; onChanged: (p: P
   const range = rangeOf(period)
   const post = async (verb: 'close' | 'reopen') => {
     await action.run(async () =>
-      onChanged(await api.post<PayPeriod>(pathOf('/v1/pay-periods', period.id, verb))),
+      onChanged(
+        await (verb === 'close' ? api.payPeriods.close(period.id) : api.payPeriods.reopen(period.id)),
+      ),
     )
     setConfirming(false)
     setRefocus(true)
@@ -147,7 +149,7 @@ function NewPayPeriodForm({ onCreated }: { onCreated: (period: PayPeriod) => voi
   const submit = (event: Event) => {
     event.preventDefault()
     return action.run(async () => {
-      onCreated(await api.post<PayPeriod>('/v1/pay-periods', { start_date: start, end_date: end }))
+      onCreated(await api.payPeriods.create({ start_date: start, end_date: end }))
       setStart('')
       setEnd('')
     })
@@ -186,10 +188,7 @@ function NewPayPeriodForm({ onCreated }: { onCreated: (period: PayPeriod) => voi
 export function PayPeriodsPage() {
   const { api } = useSignedIn()
   const [created, setCreated] = useState(0)
-  const list = usePagedList<PayPeriod>(
-    (cursor) => api.list<PayPeriod>('/v1/pay-periods', { limit: 20 }, cursor),
-    [api, created],
-  )
+  const list = usePagedList((cursor) => api.payPeriods.list({ limit: 20, cursor }), [api, created])
   return (
     <>
       <PageTitle>Pay periods</PageTitle>

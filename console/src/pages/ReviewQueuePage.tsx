@@ -1,5 +1,4 @@
 import { useState } from 'preact/hooks'
-import type { Session } from '../../../packages/client/src/types.js'
 import { PagedTable } from '../components/PagedTable.js'
 import { PageTitle } from '../components/PageTitle.js'
 import { useSignedIn } from '../context.js'
@@ -23,13 +22,9 @@ export function ReviewQueuePage() {
   const { api } = useSignedIn()
   const [initial] = useState(formFromAddress)
   const [filter, setFilter] = useState<ReviewFilter>(() => filterOf(initial))
-  const list = usePagedList<Session>(
+  const list = usePagedList(
     (cursor) =>
-      api.list<Session>(
-        '/v1/sessions',
-        { ...filter, review_status: 'pending', order: 'work_date', limit: 50 },
-        cursor,
-      ),
+      api.sessions.list({ ...filter, review_status: 'pending', order: 'work_date', limit: 50, cursor }),
     [api, filter],
   )
   const reviews = useReviews(list.replace)

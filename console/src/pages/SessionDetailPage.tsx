@@ -1,7 +1,6 @@
 import type { ComponentChildren } from 'preact'
 import { useState } from 'preact/hooks'
-import type { Location, Session, SessionRevision } from '../../../packages/client/src/types.js'
-import { pathOf } from '../api.js'
+import type { Location, Session, SessionRevision } from '../../../packages/client/src/client.js'
 import { Badge } from '../components/Badge.js'
 import { ErrorNotice } from '../components/ErrorNotice.js'
 import { PageTitle } from '../components/PageTitle.js'
@@ -131,11 +130,11 @@ function ReviewSection({ session, onReviewed }: { session: Session; onReviewed: 
  */
 export function SessionDetailPage({ id }: { id: string }) {
   const { api } = useSignedIn()
-  const session = useLoad(() => api.get<Session>(pathOf('/v1/sessions', id)), [api, id])
+  const session = useLoad(() => api.sessions.retrieve(id), [api, id])
   // Each change made here is a new revision: the history is read again after it.
   const [changes, setChanges] = useState(0)
-  const revisions = usePagedList<SessionRevision>(
-    (cursor) => api.list<SessionRevision>(pathOf('/v1/sessions', id, 'revisions'), { limit: 50 }, cursor),
+  const revisions = usePagedList(
+    (cursor) => api.sessions.revisions(id, { limit: 50, cursor }),
     [api, id, changes],
   )
   const place = useLocation(session.value?.location_id ?? null)

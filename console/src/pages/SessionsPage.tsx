@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks'
-import type { Session, SessionListParams } from '../../../packages/client/src/types.js'
+import type { Session, SessionListParams } from '../../../packages/client/src/client.js'
 import { LocationSelect } from '../components/LocationSelect.js'
 import { PagedTable } from '../components/PagedTable.js'
 import { PageTitle } from '../components/PageTitle.js'
@@ -142,10 +142,7 @@ export function SessionsPage() {
   const { api } = useSignedIn()
   const [initial] = useState(formFromAddress)
   const [filter, setFilter] = useState<SessionFilter>(() => filterOf(initial))
-  const list = usePagedList<Session>(
-    (cursor) => api.list<Session>('/v1/sessions', { ...filter, limit: 50 }, cursor),
-    [api, filter],
-  )
+  const list = usePagedList((cursor) => api.sessions.list({ ...filter, limit: 50, cursor }), [api, filter])
   return (
     <>
       <PageTitle>Sessions</PageTitle>

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks'
-import { Api, ApiError } from '../api.js'
+import { AttendanceInsufficientScopeError } from '../../../packages/client/src/client.js'
+import { asProblem, ConsoleProblem, consoleClient, type Problem } from '../api.js'
 import { ErrorNotice } from '../components/ErrorNotice.js'
 import { PageTitle } from '../components/PageTitle.js'
 import { modeOfKey } from '../session-key.js'
@@ -10,22 +11,22 @@ import { modeOfKey } from '../session-key.js'
  */
 async function checkKey(key: string): Promise<void> {
   try {
-    await new Api(key).get('/v1/sessions', { limit: 1 })
+    await consoleClient(key).sessions.list({ limit: 1 })
   } catch (error) {
-    if (!(error instanceof ApiError && error.type === 'insufficient_scope')) throw error
+    if (!(error instanceof AttendanceInsufficientScopeError)) throw error
   }
 }
 
 export function SignInPage({ onSignedIn }: { onSignedIn: (key: string) => void }) {
   const [key, setKey] = useState('')
-  const [problem, setProblem] = useState<ApiError | undefined>()
+  const [problem, setProblem] = useState<Problem | undefined>()
   const [checking, setChecking] = useState(false)
 
   const submit = async (event: Event) => {
     event.preventDefault()
     const trimmed = key.trim()
     if (!modeOfKey(trimmed)) {
-      setProblem(new ApiError(0, 'invalid_key', 'An API key starts with sk_test_ or sk_live_.'))
+      setProblem(new ConsoleProblem('invalid_key', 'An API key starts with sk_test_ or sk_live_.'))
       return
     }
     setChecking(true)
@@ -34,7 +35,7 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (key: string) => void }
       await checkKey(trimmed)
       onSignedIn(trimmed)
     } catch (error) {
-      setProblem(error instanceof ApiError ? error : new ApiError(0, 'client_error', String(error)))
+      setProblem(asProblem(error))
       setChecking(false)
     }
   }

@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact'
 import { useState } from 'preact/hooks'
-import type { Session } from '../../../packages/client/src/types.js'
+import type { Session } from '../../../packages/client/src/client.js'
 import { Badge } from '../components/Badge.js'
 import { type Decision, missingNote, type RowReview, reviewProblem } from './reviews.js'
 
@@ -32,7 +32,7 @@ export function ReviewControls({
   }
   const decide = (decision: Decision) => {
     const refused = missingNote(decision, note)
-    setProblem(refused?.message)
+    setProblem(refused)
     if (!refused) onReview(decision, note)
   }
   const error = problem ?? (state?.error && reviewProblem(state.error))

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks'
-import type { SessionListParams } from '../../../packages/client/src/types.js'
+import type { SessionListParams } from '../../../packages/client/src/client.js'
 import { LocationSelect } from '../components/LocationSelect.js'
 import { addressQuery } from '../router.js'
 

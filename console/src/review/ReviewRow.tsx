@@ -1,4 +1,4 @@
-import type { Session } from '../../../packages/client/src/types.js'
+import type { Session } from '../../../packages/client/src/client.js'
 import { checkOutText, flagReason, hours, localTime } from '../format.js'
 import { useLocation } from '../locations.js'
 import { OperatorName } from '../operators.js'

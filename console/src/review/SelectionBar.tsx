@@ -20,7 +20,7 @@ export function SelectionBar({
   const [problem, setProblem] = useState<string | undefined>()
   const decide = (decision: Decision) => {
     const refused = missingNote(decision, note)
-    setProblem(refused?.message)
+    setProblem(refused)
     if (refused) return
     onReview(decision, note)
     setNote('')

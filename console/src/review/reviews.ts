@@ -1,22 +1,21 @@
 import { useState } from 'preact/hooks'
-import type { Session } from '../../../packages/client/src/types.js'
-import { ApiError, pathOf } from '../api.js'
+import type { Session } from '../../../packages/client/src/client.js'
+import { asProblem, type Problem } from '../api.js'
 import { useSignedIn } from '../context.js'
-import { asApiError } from '../hooks.js'
 
 export type Decision = 'approve' | 'reject'
 
 /** A row's review request: running, or refused with the API's error. */
 export interface RowReview {
   pending: boolean
-  error?: ApiError
+  error?: Problem
 }
 
 /** Requests at once for a selection: enough to be quick, few enough to stay clear of rate limits. */
 const PARALLEL_REVIEWS = 4
 
 /** The API's refusals of a review, in a manager's words; anything else keeps the API's message. */
-export function reviewProblem(error: ApiError): string {
+export function reviewProblem(error: Problem): string {
   if (error.code === 'period_closed') {
     return 'Its work date is in a closed pay period. Reopen the period (Timesheets page) to review it.'
   }
@@ -30,11 +29,8 @@ export function reviewProblem(error: ApiError): string {
 }
 
 /** A rejection says why: the API refuses one without a note, so the console asks first. */
-export function missingNote(decision: Decision, note: string): ApiError | undefined {
-  if (decision === 'reject' && note.trim() === '') {
-    return new ApiError(0, 'missing_note', 'Write a note saying why before rejecting.')
-  }
-  return undefined
+export function missingNote(decision: Decision, note: string): string | undefined {
+  return decision === 'reject' && note.trim() === '' ? 'Write a note saying why before rejecting.' : undefined
 }
 
 async function inParallel<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
@@ -57,12 +53,16 @@ export function useReviews(onReviewed: (session: Session) => void) {
   const reviewOne = async (id: string, decision: Decision, note: string): Promise<boolean> => {
     setRow(id, { pending: true })
     try {
-      const body = note.trim() === '' ? {} : { note: note.trim() }
-      onReviewed(await api.post<Session>(pathOf('/v1/sessions', id, decision), body))
+      const text = note.trim()
+      onReviewed(
+        decision === 'approve'
+          ? await api.sessions.approve(id, text === '' ? {} : { note: text })
+          : await api.sessions.reject(id, { note: text }),
+      )
       setRow(id, { pending: false })
       return true
     } catch (error) {
-      setRow(id, { pending: false, error: asApiError(error) })
+      setRow(id, { pending: false, error: asProblem(error) })
       return false
     }
   }

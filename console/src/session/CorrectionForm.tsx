@@ -1,6 +1,5 @@
 import { useState } from 'preact/hooks'
-import type { Session, SessionUpdateParams } from '../../../packages/client/src/types.js'
-import { pathOf } from '../api.js'
+import type { Session, SessionUpdateParams } from '../../../packages/client/src/client.js'
 import { ErrorNotice } from '../components/ErrorNotice.js'
 import { useSignedIn } from '../context.js'
 import { useAction } from '../hooks.js'
@@ -47,7 +46,7 @@ export function CorrectionForm({
     const body = changesOf(session, checkOut, breakMinutes, zone)
     setUnchanged(Object.keys(body).length === 0)
     if (Object.keys(body).length === 0) return
-    return action.run(async () => onSaved(await api.patch<Session>(pathOf('/v1/sessions', session.id), body)))
+    return action.run(async () => onSaved(await api.sessions.update(session.id, body)))
   }
   return (
     <form class="filters correction" onSubmit={submit} aria-labelledby="correction-heading">

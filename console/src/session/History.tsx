@@ -1,6 +1,5 @@
-import type { SessionRevision } from '../../../packages/client/src/types.js'
-import { ErrorNotice } from '../components/ErrorNotice.js'
-import { LoadMore, shownSummary } from '../components/LoadMore.js'
+import type { SessionRevision } from '../../../packages/client/src/client.js'
+import { Paged } from '../components/PagedTable.js'
 import { flagReason, localTime, words } from '../format.js'
 import type { PagedList } from '../hooks.js'
 import { LocationName } from '../locations.js'
@@ -90,19 +89,14 @@ export function History({
     <section aria-labelledby="history-heading">
       <h2 id="history-heading">History</h2>
       <p class="muted">Newest first, times in {zone}.</p>
-      <ErrorNotice error={revisions.error} />
-      <ol class="timeline">
-        {ready &&
-          revisions.items.map((revision) => (
-            <RevisionEntry key={revision.id} revision={revision} zone={zone} />
-          ))}
-      </ol>
-      <LoadMore
-        summary={shownSummary(revisions.items.length, ['revision'], revisions.hasMore)}
-        hasMore={revisions.hasMore}
-        loading={revisions.loading}
-        onLoadMore={revisions.loadMore}
-      />
+      <Paged list={revisions} noun={['revision']} empty="No revision.">
+        <ol class="timeline">
+          {ready &&
+            revisions.items.map((revision) => (
+              <RevisionEntry key={revision.id} revision={revision} zone={zone} />
+            ))}
+        </ol>
+      </Paged>
     </section>
   )
 }

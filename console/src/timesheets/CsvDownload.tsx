@@ -10,7 +10,10 @@ export function CsvDownload({ query }: { query: TimesheetQuery }) {
   const action = useAction()
   const download = () =>
     action.run(async () => {
-      const { blob, filename } = await api.csv('/v1/timesheets', query)
+      const csv = await api.timesheets.csv(query)
+      const filename = /filename="([^"]+)"/.exec(csv.headers.get('content-disposition') ?? '')?.[1]
+      // The answer's headers go with its body, so the file has its Content-Type.
+      const blob = await new Response(csv.body, { headers: csv.headers }).blob()
       saveFile(blob, filename ?? `timesheet-${query.from}-${query.to}.csv`)
     })
   return (

@@ -1,9 +1,8 @@
 import { useState } from 'preact/hooks'
-import type { ApiError } from '../api.js'
+import { asProblem, type Problem } from '../api.js'
 import { ErrorNotice } from '../components/ErrorNotice.js'
 import { LocationSelect } from '../components/LocationSelect.js'
 import { useSignedIn } from '../context.js'
-import { asApiError } from '../hooks.js'
 import { operatorIdOf } from '../operators.js'
 import type { TimesheetQuery } from './totals.js'
 
@@ -26,7 +25,7 @@ export function TimesheetFilters({
   onApply: (query: TimesheetQuery) => void
 }) {
   const { api } = useSignedIn()
-  const [problem, setProblem] = useState<ApiError | undefined>()
+  const [problem, setProblem] = useState<Problem | undefined>()
   const submit = async (event: Event) => {
     event.preventDefault()
     setProblem(undefined)
@@ -40,7 +39,7 @@ export function TimesheetFilters({
         operator_id: ident === '' ? undefined : await operatorIdOf(api, ident),
       })
     } catch (error) {
-      setProblem(asApiError(error))
+      setProblem(asProblem(error))
     }
   }
   return (

@@ -1,4 +1,4 @@
-import type { TimesheetEntry } from '../../../packages/client/src/types.js'
+import type { TimesheetEntry } from '../../../packages/client/src/client.js'
 import { ErrorNotice } from '../components/ErrorNotice.js'
 import { PagedTable } from '../components/PagedTable.js'
 import { useSignedIn } from '../context.js'
@@ -46,7 +46,7 @@ export function TimesheetTable({ query }: { query: TimesheetQuery }) {
   const { api } = useSignedIn()
   const list = usePagedList<Row>(
     async (cursor) => {
-      const page = await api.list<TimesheetEntry>('/v1/timesheets', { ...query, limit: 100 }, cursor)
+      const page = await api.timesheets.list({ ...query, limit: 100, cursor })
       return {
         ...page,
         data: page.data.map((entry) => ({ ...entry, id: `${entry.operator_id}/${entry.date}` })),

@@ -1,7 +1,8 @@
-import type { TimesheetEntry, TimesheetListParams } from '../../../packages/client/src/types.js'
-import type { Api } from '../api.js'
+import type { AttendanceClient, TimesheetCsvParams } from '../../../packages/client/src/client.js'
+import { firstItems } from '../api.js'
 
-export type TimesheetQuery = Omit<TimesheetListParams, 'limit' | 'cursor'>
+/** A timesheet's rows, without paging: the table pages them, the totals and the CSV take them all. */
+export type TimesheetQuery = TimesheetCsvParams
 
 /** Totals read past this many rows would keep a manager waiting: they say they are partial instead. */
 const TOTAL_ROWS_READ = 10_000
@@ -22,8 +23,11 @@ export interface TimesheetTotals {
  * entry's hours are the API's, rounded to hundredths; they are added in hundredths, so the total is
  * exact to the cent, as the CSV's column sums are.
  */
-export async function timesheetTotals(api: Api, query: TimesheetQuery): Promise<TimesheetTotals> {
-  const { items, complete } = await api.all<TimesheetEntry>('/v1/timesheets', query, TOTAL_ROWS_READ)
+export async function timesheetTotals(
+  api: AttendanceClient,
+  query: TimesheetQuery,
+): Promise<TimesheetTotals> {
+  const { items, complete } = await firstItems(api.timesheets, query, TOTAL_ROWS_READ)
   const cents = (field: 'hours' | 'pending_hours' | 'rejected_hours') =>
     items.reduce((total, entry) => total + Math.round(entry[field] * 100), 0) / 100
   return {

@@ -1,6 +1,5 @@
 import { useState } from 'preact/hooks'
-import type { Event, WebhookDelivery } from '../../../packages/client/src/types.js'
-import { pathOf } from '../api.js'
+import type { WebhookDelivery } from '../../../packages/client/src/client.js'
 import { Badge, type Tone } from '../components/Badge.js'
 import { ErrorNotice } from '../components/ErrorNotice.js'
 import { Table } from '../components/Table.js'
@@ -52,7 +51,7 @@ function AttemptsTable({ attempts }: { attempts: Attempt[] }) {
 /** The event the delivery sends, as `GET /v1/events/{id}` answers it: the body the endpoint receives. */
 function EventPayload({ eventId }: { eventId: string }) {
   const { api } = useSignedIn()
-  const event = useLoad(() => api.get<Event>(pathOf('/v1/events', eventId)), [api, eventId])
+  const event = useLoad(() => api.events.retrieve(eventId), [api, eventId])
   return (
     <>
       <h3>Event payload</h3>
@@ -95,10 +94,7 @@ export function DeliveryRows({
   const { api } = useSignedIn()
   const [open, setOpen] = useState(false)
   const action = useAction()
-  const resend = () =>
-    action.run(async () =>
-      onChanged(await api.post<WebhookDelivery>(pathOf('/v1/webhook-deliveries', delivery.id, 'resend'))),
-    )
+  const resend = () => action.run(async () => onChanged(await api.webhookDeliveries.resend(delivery.id)))
   const detailsId = `details-${delivery.id}`
   return (
     <>

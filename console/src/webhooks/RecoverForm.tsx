@@ -1,6 +1,5 @@
 import { useState } from 'preact/hooks'
-import type { WebhookRecovery } from '../../../packages/client/src/types.js'
-import { pathOf } from '../api.js'
+import type { WebhookRecovery } from '../../../packages/client/src/client.js'
 import { ErrorNotice } from '../components/ErrorNotice.js'
 import { useSignedIn } from '../context.js'
 import { count } from '../format.js'
@@ -32,13 +31,11 @@ export function RecoverForm({ endpointId, onRecovered }: { endpointId: string; o
     event.preventDefault()
     setResult(undefined)
     return action.run(async () => {
-      const recovery = await api.post<WebhookRecovery>(
-        pathOf('/v1/webhook-endpoints', endpointId, 'recover'),
-        {
-          since: instantOf(since),
-          until: instantOf(until),
-        },
-      )
+      const recovery = await api.webhookEndpoints.recover(endpointId, {
+        // A required input: the form is not sent without it.
+        since: new Date(since).toISOString(),
+        until: instantOf(until),
+      })
       setResult(recovery)
       onRecovered()
     })

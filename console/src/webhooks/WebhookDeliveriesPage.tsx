@@ -1,13 +1,12 @@
 import { useState } from 'preact/hooks'
-import type { WebhookDelivery, WebhookEndpoint } from '../../../packages/client/src/types.js'
-import { pathOf } from '../api.js'
+import type { WebhookDelivery } from '../../../packages/client/src/client.js'
 import { ErrorNotice } from '../components/ErrorNotice.js'
 import { PagedTable } from '../components/PagedTable.js'
 import { PageTitle } from '../components/PageTitle.js'
 import { useSignedIn } from '../context.js'
 import { useLoad, usePagedList } from '../hooks.js'
-import { BROWSER_ZONE, DeliveryRows } from '../webhooks/DeliveryRows.js'
-import { RecoverForm } from '../webhooks/RecoverForm.js'
+import { BROWSER_ZONE, DeliveryRows } from './DeliveryRows.js'
+import { RecoverForm } from './RecoverForm.js'
 import { EndpointStatus } from './WebhookEndpointsPage.js'
 
 type DeliveryStatus = WebhookDelivery['status']
@@ -17,17 +16,10 @@ export function WebhookDeliveriesPage({ endpointId }: { endpointId: string }) {
   const [status, setStatus] = useState<'' | DeliveryStatus>('')
   // A recovery changes deliveries of the log: it is read again from its first page.
   const [recoveries, setRecoveries] = useState(0)
-  const endpoint = useLoad(
-    () => api.get<WebhookEndpoint>(pathOf('/v1/webhook-endpoints', endpointId)),
-    [api, endpointId],
-  )
-  const list = usePagedList<WebhookDelivery>(
+  const endpoint = useLoad(() => api.webhookEndpoints.retrieve(endpointId), [api, endpointId])
+  const list = usePagedList(
     (cursor) =>
-      api.list<WebhookDelivery>(
-        '/v1/webhook-deliveries',
-        { endpoint_id: endpointId, status, limit: 50 },
-        cursor,
-      ),
+      api.webhookDeliveries.list({ endpoint_id: endpointId, status: status || undefined, limit: 50, cursor }),
     [api, endpointId, status, recoveries],
   )
   const endpointName = endpoint.value?.description ?? endpoint.value?.url ?? endpointId

@@ -1,5 +1,4 @@
-import type { WebhookEndpoint } from '../../../packages/client/src/types.js'
-import { pathOf } from '../api.js'
+import type { WebhookEndpoint } from '../../../packages/client/src/client.js'
 import { Badge } from '../components/Badge.js'
 import { ErrorNotice } from '../components/ErrorNotice.js'
 import { PagedTable } from '../components/PagedTable.js'
@@ -29,11 +28,7 @@ function ReEnableButton({
   const action = useAction()
   if (endpoint.status === 'enabled') return null
   const reEnable = () =>
-    action.run(async () =>
-      onChanged(
-        await api.patch<WebhookEndpoint>(pathOf('/v1/webhook-endpoints', endpoint.id), { status: 'enabled' }),
-      ),
-    )
+    action.run(async () => onChanged(await api.webhookEndpoints.update(endpoint.id, { status: 'enabled' })))
   return (
     <>
       <button
@@ -53,7 +48,7 @@ function ReEnableButton({
 export function WebhookEndpointsPage() {
   const { api } = useSignedIn()
   const list = usePagedList<WebhookEndpoint>(
-    (cursor) => api.list<WebhookEndpoint>('/v1/webhook-endpoints', { limit: 50 }, cursor),
+    (cursor) => api.webhookEndpoints.list({ limit: 50, cursor }),
     [api],
   )
   return (
