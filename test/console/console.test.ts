@@ -2,6 +2,16 @@ import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { setKeyLabel } from '../../src/modules/keys/service.js'
 import type { TestApp } from '../helpers/app.js'
+import type {
+  WebhookDelivery as Delivery,
+  List,
+  Location,
+  Operator,
+  Scan,
+  Session,
+  WebhookEndpoint,
+  WebhookEndpointWithSecret,
+} from '../helpers/assertions.js'
 import {
   accessibilityViolations,
   chromiumAvailable,
@@ -13,12 +23,6 @@ import {
 } from '../helpers/browser.js'
 import { buildConsoleTestApp, consolePage, listen, openFromMenu, signIn } from '../helpers/console.js'
 import { WebhookReceiver } from '../helpers/webhook-receiver.js'
-
-interface Delivery {
-  id: string
-  status: string
-  attempts: Array<{ status_code: number | null; kind: string }>
-}
 
 /** Operators made for the file, one delivery each: 20 deliveries, as the issue's delivery log had. */
 const OPERATORS = 20
@@ -63,7 +67,7 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the console in a browser, on 
   async function waitForDeliveriesAttempted(count: number): Promise<Delivery[]> {
     return receiver.waitFor(
       async () => {
-        const list = await api().get<{ data: Delivery[] }>(
+        const list = await api().get<List<Delivery>>(
           `/v1/webhook-deliveries?endpoint_id=${endpointId}&limit=100`,
         )
         const attempted = list.body.data.filter((d) => d.attempts.length > 0)
@@ -94,7 +98,7 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the console in a browser, on 
     // As `cli keys label` sets it: the history names the key by it.
     await setKeyLabel(t.db, created.id, 'Ops manager')
 
-    const endpoint = await api().post<{ id: string }>('/v1/webhook-endpoints', {
+    const endpoint = await api().post<WebhookEndpointWithSecret>('/v1/webhook-endpoints', {
       url: receiver.url(hookPath),
       enabled_events: ['operator.created'],
       description: 'Payroll sync',
@@ -105,12 +109,12 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the console in a browser, on 
     for (let n = 3; n <= OPERATORS; n++) {
       await api().post('/v1/operators', { ident: `W-${String(n).padStart(3, '0')}`, name: `Operator ${n}` })
     }
-    const location = await api().post<{ id: string }>('/v1/locations', {
+    const location = await api().post<Location>('/v1/locations', {
       name: 'Head office',
       timezone: 'Europe/Paris',
     })
     await api().post('/v1/devices', { code: 'GATE-1', name: 'Front gate', location_id: location.body.id })
-    const session = await api().post<{ id: string }>('/v1/sessions', {
+    const session = await api().post<Session>('/v1/sessions', {
       operator_ident: 'W-001',
       device_id: 'GATE-1',
       check_in: { time: '2026-10-20T08:00:00Z' },
@@ -126,7 +130,7 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the console in a browser, on 
       check_in: { time: new Date(Date.now() - 9 * HOUR).toISOString() },
       check_out: { time: new Date(Date.now() - HOUR).toISOString() },
     })
-    const scan = await api().post<{ result: string }>('/v1/scans', {
+    const scan = await api().post<Scan>('/v1/scans', {
       device_id: 'GATE-1',
       operator_ident: 'W-002',
       time: new Date(Date.now() - 2 * HOUR).toISOString(),
@@ -289,14 +293,12 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the console in a browser, on 
     await page.keyboard.press('Enter')
     const reactivate = page.getByRole('button', { name: 'Reactivate W-001' })
     await reactivate.waitFor()
-    const operators = await api().get<{ data: Array<{ ident: string; is_active: boolean }> }>(
-      '/v1/operators?ident=W-001',
-    )
+    const operators = await api().get<List<Operator>>('/v1/operators?ident=W-001')
     expect(operators.body.data[0]?.is_active).toBe(false)
 
     await reactivate.click()
     await deactivate.waitFor()
-    const again = await api().get<{ data: Array<{ is_active: boolean }> }>('/v1/operators?ident=W-001')
+    const again = await api().get<List<Operator>>('/v1/operators?ident=W-001')
     expect(again.body.data[0]?.is_active).toBe(true)
   })
 
@@ -307,7 +309,7 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the console in a browser, on 
     await expectUsable('webhooks')
     await page.getByRole('button', { name: /^Re-enable / }).click()
     await page.getByText('enabled', { exact: true }).waitFor()
-    expect((await api().get<{ status: string }>(`/v1/webhook-endpoints/${endpointId}`)).body.status).toBe(
+    expect((await api().get<WebhookEndpoint>(`/v1/webhook-endpoints/${endpointId}`)).body.status).toBe(
       'enabled',
     )
   })

@@ -1,42 +1,15 @@
 import { expect } from 'vitest'
 import type { Scope } from '../../src/modules/keys/scopes.js'
 import type { ApiClient, ApiResponse, TestApp } from './app.js'
-import { type Device, type Location, type Operator, type Session, uniq } from './assertions.js'
-
-/** A session as the API shows it since review and work dates exist. */
-export interface ReviewedSession extends Session {
-  work_date: string
-  review_status: 'pending' | 'not_required' | 'approved' | 'rejected'
-  reviewed_at: string | null
-  reviewed_by: string | null
-  review_note: string | null
-}
-
-export interface PayPeriod {
-  object: 'pay_period'
-  id: string
-  start_date: string
-  end_date: string
-  status: 'open' | 'closed'
-  closed_at: string | null
-  livemode: boolean
-  created: string
-  updated: string
-}
-
-export interface TimesheetEntry {
-  object: 'timesheet_entry'
-  operator_id: string
-  operator_ident: string
-  employee_id: string | null
-  name: string | null
-  date: string
-  hours: number
-  pending_hours: number
-  rejected_hours: number
-  sessions: number
-  open_sessions: number
-}
+import {
+  type Device,
+  type Location,
+  type Operator,
+  type PayPeriod,
+  type Scan,
+  type Session,
+  uniq,
+} from './assertions.js'
 
 export async function created<T>(res: Promise<ApiResponse<T>>): Promise<T> {
   const answer = await res
@@ -89,7 +62,7 @@ export async function world(
       extra: Record<string, unknown> = {},
     ) {
       return created(
-        root.post<ReviewedSession>('/v1/sessions', {
+        root.post<Session>('/v1/sessions', {
           operator_id: operator.id,
           device_id: 'GATE',
           check_in: { time: checkIn },
@@ -100,7 +73,7 @@ export async function world(
     },
     async scan(operator: Operator, time: string, direction: 'in' | 'out' | 'auto' = 'auto') {
       return created(
-        root.post<{ result: string; flag_reason: string | null; session_id: string | null }>('/v1/scans', {
+        root.post<Scan>('/v1/scans', {
           device_id: 'GATE',
           operator_id: operator.id,
           time,
@@ -109,10 +82,10 @@ export async function world(
       )
     },
     approve(id: string, body?: Record<string, unknown>) {
-      return root.post<ReviewedSession>(`/v1/sessions/${id}/approve`, body)
+      return root.post<Session>(`/v1/sessions/${id}/approve`, body)
     },
     reject(id: string, note: string) {
-      return root.post<ReviewedSession>(`/v1/sessions/${id}/reject`, { note })
+      return root.post<Session>(`/v1/sessions/${id}/reject`, { note })
     },
     period(start_date: string, end_date: string) {
       return root.post<PayPeriod>('/v1/pay-periods', { start_date, end_date })

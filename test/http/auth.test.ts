@@ -3,17 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { KEY_CACHE_TTL_MS } from '../../src/http/auth.js'
 import { revokeKey } from '../../src/modules/keys/service.js'
 import { type ApiClient, type ApiResponse, buildTestApp, type TestApp } from '../helpers/app.js'
-import { expectError } from '../helpers/assertions.js'
-
-interface Operator {
-  id: string
-  ident: string
-  livemode: boolean
-}
-interface List {
-  object: 'list'
-  data: Operator[]
-}
+import { expectError, type List, type Operator } from '../helpers/assertions.js'
 
 const expectUnauthenticated = (res: ApiResponse) => expectError(res, 401, 'authentication_error')
 
@@ -130,7 +120,7 @@ describe('scopes', () => {
     )
     expectError(await reader.delete(`/v1/operators/${operatorId}`), 403, 'insufficient_scope')
 
-    const list = await reader.get<List>('/v1/operators')
+    const list = await reader.get<List<Operator>>('/v1/operators')
     expect(list.body.data.map((o) => o.ident)).toEqual(['S-1'])
     expect((await reader.get(`/v1/operators/${operatorId}`)).body).toMatchObject({
       name: null,
@@ -182,9 +172,7 @@ describe('modes and accounts', () => {
     expectError(await liveApi.get(`/v1/operators/${testOperator.id}`), 404, 'not_found')
     expectError(await liveApi.patch(`/v1/operators/${testOperator.id}`, { name: 'X' }), 404, 'not_found')
     expectError(await liveApi.delete(`/v1/operators/${testOperator.id}`), 404, 'not_found')
-    const after = await testApi.get<Operator & { name: string | null; is_active: boolean }>(
-      `/v1/operators/${testOperator.id}`,
-    )
+    const after = await testApi.get<Operator>(`/v1/operators/${testOperator.id}`)
     expect(after.body).toMatchObject({ name: null, is_active: true })
   })
 
@@ -197,8 +185,8 @@ describe('modes and accounts', () => {
     expectError(await liveApi.post('/v1/operators', { ident: 'W-1' }), 409, 'conflict', 'duplicate_ident')
     expectError(await testApi.post('/v1/operators', { ident: 'W-1' }), 409, 'conflict', 'duplicate_ident')
 
-    const testList = await testApi.get<List>('/v1/operators')
-    const liveList = await liveApi.get<List>('/v1/operators')
+    const testList = await testApi.get<List<Operator>>('/v1/operators')
+    const liveList = await liveApi.get<List<Operator>>('/v1/operators')
     const testIds = testList.body.data.map((o) => o.id)
     const liveIds = liveList.body.data.map((o) => o.id)
     expect(testIds).toContain(testOperator.id)
@@ -217,10 +205,10 @@ describe('modes and accounts', () => {
       'not_found',
     )
     expectError(await otherApi.delete(`/v1/operators/${testOperator.id}`), 404, 'not_found')
-    const list = await otherApi.get<List>('/v1/operators')
+    const list = await otherApi.get<List<Operator>>('/v1/operators')
     expect(list.status).toBe(200)
     expect(list.body.data).toEqual([])
-    const filtered = await otherApi.get<List>('/v1/operators?ident=W-1')
+    const filtered = await otherApi.get<List<Operator>>('/v1/operators?ident=W-1')
     expect(filtered.body.data).toEqual([])
 
     const after = await testApi.get<{ name: string | null; is_active: boolean }>(
@@ -233,7 +221,7 @@ describe('modes and accounts', () => {
     const theirs = await otherApi.post<Operator>('/v1/operators', { ident: 'W-1' })
     expect(theirs.status).toBe(201)
     expectError(await testApi.get(`/v1/operators/${theirs.body.id}`), 404, 'not_found')
-    const ours = await testApi.get<List>('/v1/operators?ident=W-1')
+    const ours = await testApi.get<List<Operator>>('/v1/operators?ident=W-1')
     expect(ours.body.data.map((o) => o.id)).toEqual([testOperator.id])
   })
 })

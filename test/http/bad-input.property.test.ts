@@ -2,6 +2,7 @@ import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ERROR_TYPES } from '../../src/core/errors.js'
 import { type ApiClient, type ApiResponse, buildTestApp, type TestApp } from '../helpers/app.js'
+import type { Operator } from '../helpers/assertions.js'
 
 /**
  * No malformed input ever answers 500: bodies, query strings, headers and path ids drawn at random
@@ -223,7 +224,7 @@ describe('no malformed input answers 500', () => {
       })
     }
     // Nothing was created or changed.
-    const target = await api.get<{ name: string; employee_id: string | null }>(`/v1/operators/${operatorId}`)
+    const target = await api.get<Operator>(`/v1/operators/${operatorId}`)
     expect(target.body).toMatchObject({ name: 'Target', employee_id: null })
     expect(await countOperators()).toBe(before)
   })

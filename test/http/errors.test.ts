@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadSecret } from '../../src/db/settings.js'
 import { Paginator } from '../../src/http/pagination.js'
 import { type ApiClient, type ApiResponse, buildTestApp, type TestApp } from '../helpers/app.js'
-import { expectError as expectErrorEnvelope } from '../helpers/assertions.js'
+import { expectError as expectErrorEnvelope, type List, type Operator } from '../helpers/assertions.js'
 import { createTestDatabase } from '../helpers/database.js'
 
 const ERROR_TYPES = [
@@ -273,9 +273,9 @@ describe('error envelope', () => {
       for (const ident of ['C-1', 'C-2', 'C-3']) {
         expect((await api.post('/v1/operators', { ident })).status).toBe(201)
       }
-      const page = await api.get<{ has_more: boolean; next_cursor: string }>('/v1/operators?limit=1')
+      const page = await api.get<List<Operator>>('/v1/operators?limit=1')
       expect(page.body.has_more).toBe(true)
-      firstCursor = page.body.next_cursor
+      firstCursor = page.body.next_cursor ?? ''
     })
 
     it('follows its own cursor (the control case)', async () => {

@@ -1,14 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type ApiClient, buildTestApp, type TestApp } from '../helpers/app.js'
-import { expectError, type List, uniq } from '../helpers/assertions.js'
-
-interface Operator {
-  object: 'operator'
-  id: string
-  ident: string
-  is_active: boolean
-  employee_id: string | null
-}
+import { expectError, type List, type Operator, uniq } from '../helpers/assertions.js'
 
 const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
 

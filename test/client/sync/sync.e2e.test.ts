@@ -6,19 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { main } from '../../../packages/client/src/sync/cli.js'
 import type { Scope } from '../../../src/modules/keys/scopes.js'
 import { buildTestApp, type TestApp } from '../../helpers/app.js'
-import { uniq } from '../../helpers/assertions.js'
+import { type List, type Operator, uniq } from '../../helpers/assertions.js'
 import { dialect } from '../../helpers/database.js'
 import { killAll, type RunResult, run, START_MS, spawnChild } from '../../helpers/process.js'
-
-interface Operator {
-  object: 'operator'
-  id: string
-  ident: string
-  name: string | null
-  employee_id: string | null
-  is_active: boolean
-  updated: string
-}
 
 interface Row {
   ident: string
@@ -105,7 +95,7 @@ async function operatorsOf(account: Account): Promise<Map<string, Operator>> {
   let cursor: string | null = null
   for (;;) {
     const query: string = `/v1/operators?limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`
-    const page = await api.get<{ data: Operator[]; has_more: boolean; next_cursor: string | null }>(query)
+    const page = await api.get<List<Operator>>(query)
     expect(page.status).toBe(200)
     all.push(...page.body.data)
     if (!page.body.has_more) break

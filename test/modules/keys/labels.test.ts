@@ -4,13 +4,11 @@ import { createKey, listKeys, setKeyLabel } from '../../../src/modules/keys/serv
 import { ForgottenCheckOutSweep, SERVICE_KEY_ID } from '../../../src/modules/sessions/sweep.js'
 import { startApp } from '../../../src/runtime.js'
 import { buildTestApp, type TestApp } from '../../helpers/app.js'
-import type { List, SessionRevision } from '../../helpers/assertions.js'
+import type { List, Session, SessionRevision } from '../../helpers/assertions.js'
 import { createTestDatabase } from '../../helpers/database.js'
-import { ok, type ReviewedSession, world } from '../../helpers/world.js'
+import { ok, world } from '../../helpers/world.js'
 
 const HOUR = 60 * 60 * 1000
-
-type LabelledRevision = SessionRevision & { key_label: string | null }
 
 describe('API key labels', () => {
   let t: TestApp
@@ -42,12 +40,12 @@ describe('API key labels', () => {
         check_out: { time: new Date(checkedInAt + 30 * 60_000).toISOString() },
       }),
     )
-    expect(await ok(w.api.post<ReviewedSession>(`/v1/sessions/${scan.session_id}/approve`))).toMatchObject({
+    expect(await ok(w.api.post<Session>(`/v1/sessions/${scan.session_id}/approve`))).toMatchObject({
       review_status: 'approved',
     })
 
     const history = async () =>
-      (await ok(w.api.get<List<LabelledRevision>>(`/v1/sessions/${scan.session_id}/revisions`))).data.map(
+      (await ok(w.api.get<List<SessionRevision>>(`/v1/sessions/${scan.session_id}/revisions`))).data.map(
         (r) => [r.action, r.key_id, r.key_label],
       )
     expect(await history()).toEqual([
@@ -62,10 +60,10 @@ describe('API key labels', () => {
     expect((await history()).map((entry) => entry[2])).toEqual([null, null, null, 'Dana (site lead)'])
     // Pages (one revision each) carry it too.
     const first = await ok(
-      w.api.get<List<LabelledRevision>>(`/v1/sessions/${scan.session_id}/revisions?limit=1`),
+      w.api.get<List<SessionRevision>>(`/v1/sessions/${scan.session_id}/revisions?limit=1`),
     )
     const rest = await ok(
-      w.api.get<List<LabelledRevision>>(
+      w.api.get<List<SessionRevision>>(
         `/v1/sessions/${scan.session_id}/revisions?limit=3&cursor=${encodeURIComponent(first.next_cursor ?? '')}`,
       ),
     )

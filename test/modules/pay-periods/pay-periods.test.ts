@@ -3,10 +3,17 @@ import { addDays, calendarDate } from '../../../src/lib/dates.js'
 import { newId } from '../../../src/lib/ids.js'
 import { lockPayPeriods } from '../../../src/modules/pay-periods/repository.js'
 import { type ApiResponse, buildTestApp, type TestApp } from '../../helpers/app.js'
-import { expectError, ISO_MS, type List, sleep } from '../../helpers/assertions.js'
+import {
+  expectError,
+  ISO_MS,
+  type List,
+  type PayPeriod,
+  type Session,
+  sleep,
+} from '../../helpers/assertions.js'
 import { dialect } from '../../helpers/database.js'
 import { eventsOf } from '../../helpers/fixtures.js'
-import { created, ok, type PayPeriod, type ReviewedSession, world } from '../../helpers/world.js'
+import { created, ok, world } from '../../helpers/world.js'
 
 const PERIOD_KEYS = [
   'closed_at',
@@ -171,9 +178,7 @@ describe('pay periods over HTTP', () => {
       error = expectError(await w.close(period.id), 409, 'conflict', 'pending_reviews')
       expect(error.message).toContain('0 pending, 1 still open, 0 without a check-out')
       await w.scan(await lastOperator(w), '2026-10-04T16:00:00Z')
-      expect((await ok(w.api.get<ReviewedSession>(`/v1/sessions/${open.session_id}`))).status).toBe(
-        'completed',
-      )
+      expect((await ok(w.api.get<Session>(`/v1/sessions/${open.session_id}`))).status).toBe('completed')
 
       const closed = await ok(w.close(period.id))
       expect(closed).toMatchObject({ id: period.id, status: 'closed' })
@@ -237,13 +242,11 @@ describe('pay periods over HTTP', () => {
       const other = await w.operator()
       const scan = await w.scan(other, '2026-10-10T08:00:00Z')
       expect(scan).toMatchObject({ result: 'flagged', flag_reason: 'period_closed', session_id: null })
-      const scanned = await ok(w.api.get<List<ReviewedSession>>(`/v1/sessions?operator_id=${other.id}`))
+      const scanned = await ok(w.api.get<List<Session>>(`/v1/sessions?operator_id=${other.id}`))
       expect(scanned.data).toEqual([])
       expect((await eventsOf(t, w.accountId)).pop()?.type).toBe('scan.flagged')
       // The session is untouched.
-      expect((await ok(w.api.get<ReviewedSession>(`/v1/sessions/${inside.id}`))).review_status).toBe(
-        'approved',
-      )
+      expect((await ok(w.api.get<Session>(`/v1/sessions/${inside.id}`))).review_status).toBe('approved')
 
       await ok(w.reopen(period.id))
       await ok(w.root.patch(`/v1/sessions/${inside.id}`, { notes: 'late' }))
@@ -259,7 +262,7 @@ describe('pay periods over HTTP', () => {
       const forgotten = await w.scan(op, '2026-10-05T08:00:00Z')
       await w.scan(op, '2026-10-06T09:00:00Z')
       await w.scan(op, '2026-10-06T17:00:00Z')
-      const closed = await ok(w.api.get<ReviewedSession>(`/v1/sessions/${forgotten.session_id}`))
+      const closed = await ok(w.api.get<Session>(`/v1/sessions/${forgotten.session_id}`))
       expect(closed).toMatchObject({ status: 'completed', check_out: null, review_status: 'pending' })
 
       let error = expectError(await w.close(period.id), 409, 'conflict', 'pending_reviews')
@@ -280,7 +283,7 @@ describe('pay periods over HTTP', () => {
       await ok(w.reopen(period.id))
       // Given its check-out by an edit, it is pending again, and once approved the period closes.
       const completed = await ok(
-        w.root.patch<ReviewedSession>(`/v1/sessions/${closed.id}`, {
+        w.root.patch<Session>(`/v1/sessions/${closed.id}`, {
           check_out: { time: '2026-10-05T16:30:00Z' },
           break_minutes: 30,
         }),
@@ -490,7 +493,7 @@ describe('pay periods over HTTP', () => {
         // Creates start a little later, at random, so some land before the close and some after.
         const creates = ops.map((op, i) =>
           sleep(Math.random() * 40).then(() =>
-            w.root.post<ReviewedSession>('/v1/sessions', {
+            w.root.post<Session>('/v1/sessions', {
               operator_id: op.id,
               device_id: 'GATE',
               check_in: { time: `2026-10-${String(round + 11).padStart(2, '0')}T1${i}:00:00Z` },
@@ -515,7 +518,7 @@ describe('pay periods over HTTP', () => {
 
         const state = await ok(w.api.get<PayPeriod>(`/v1/pay-periods/${period.id}`))
         const pendingNow = await ok(
-          w.api.get<List<ReviewedSession>>(
+          w.api.get<List<Session>>(
             '/v1/sessions?review_status=pending&work_date_from=2026-10-01&work_date_to=2026-10-31&limit=200',
           ),
         )
@@ -530,7 +533,7 @@ describe('pay periods over HTTP', () => {
         // Settle the round: everything in the period reviewed.
         for (const s of pendingNow.data) await ok(w.approve(s.id))
         const settled = await ok(
-          w.api.get<List<ReviewedSession>>(
+          w.api.get<List<Session>>(
             '/v1/sessions?review_status=pending&work_date_from=2026-10-01&work_date_to=2026-10-31',
           ),
         )

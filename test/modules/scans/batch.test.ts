@@ -1,17 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Operation, ResponseOf } from '../../../packages/client/src/types.js'
 import { buildTestApp, type TestApp } from '../../helpers/app.js'
-import { expectError, type List } from '../../helpers/assertions.js'
+import { expectError } from '../../helpers/assertions.js'
 import { eventsOf } from '../../helpers/fixtures.js'
 import { at, MINUTE, plus, type Scan, scanHelpers } from './helpers.js'
 
-interface ItemError {
-  type: string
-  message: string
-  code?: string
-  param?: string
-  request_id: string
-}
-type BatchAnswer = List<Scan | ItemError>
+type BatchAnswer = ResponseOf<Operation<'/v1/scans/batch', 'post'>>
+/** An item refused: the `error` of the envelope `POST /v1/scans` would have answered with. */
+type ItemError = Exclude<BatchAnswer['data'][number], Scan>
 
 describe('POST /v1/scans/batch', () => {
   let t: TestApp

@@ -5,26 +5,14 @@ import {
   type Device,
   type List,
   type Operator,
+  type Scan,
   type Session,
   type SessionRevision,
   uniq,
 } from '../../helpers/assertions.js'
 import { eventsOf } from '../../helpers/fixtures.js'
 
-export interface Scan {
-  object: 'scan'
-  id: string
-  device_id: string
-  operator_id: string
-  operator_ident: string
-  time: string
-  direction: 'auto' | 'in' | 'out'
-  result: 'checked_in' | 'checked_out' | 'flagged'
-  flag_reason: string | null
-  session_id: string | null
-  livemode: boolean
-  created: string
-}
+export type { Scan }
 
 export const SCAN_KEYS = [
   'created',

@@ -7,16 +7,14 @@ import {
   type List,
   type Location,
   type Operator,
+  type Scan,
   type Session,
   type SessionRevision,
   uniq,
 } from '../../helpers/assertions.js'
 import { eventsOf } from '../../helpers/fixtures.js'
 
-export interface Scan {
-  result: string
-  session_id: string | null
-}
+export type { Scan }
 
 export type Body = Record<string, unknown>
 

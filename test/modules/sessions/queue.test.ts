@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../../helpers/app.js'
-import { expectError, type List } from '../../helpers/assertions.js'
-import { ok, type ReviewedSession, type World, world } from '../../helpers/world.js'
+import { expectError, type List, type Session } from '../../helpers/assertions.js'
+import { ok, type World, world } from '../../helpers/world.js'
 
 /** The review queue's reads: `GET /v1/sessions` by operator ident, and by work date. */
 describe('listing sessions by operator ident and by work date', () => {
@@ -12,7 +12,7 @@ describe('listing sessions by operator ident and by work date', () => {
   })
   afterAll(() => t.close())
 
-  const page = (w: World, query: string) => ok(w.api.get<List<ReviewedSession>>(`/v1/sessions?${query}`))
+  const page = (w: World, query: string) => ok(w.api.get<List<Session>>(`/v1/sessions?${query}`))
   const ids = async (w: World, query: string) => (await page(w, query)).data.map((s) => s.id)
 
   /** Every page of a list, `limit` at a time, following `next_cursor`. */
@@ -20,7 +20,7 @@ describe('listing sessions by operator ident and by work date', () => {
     const seen: string[] = []
     let cursor: string | null = null
     do {
-      const next: List<ReviewedSession> = await page(
+      const next: List<Session> = await page(
         w,
         `${query}&limit=${limit}${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`,
       )

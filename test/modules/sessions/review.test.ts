@@ -1,8 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../../helpers/app.js'
-import { expectError, ISO_MS, type List, type SessionRevision } from '../../helpers/assertions.js'
+import {
+  expectError,
+  ISO_MS,
+  type List,
+  type Session,
+  type SessionRevision,
+} from '../../helpers/assertions.js'
 import { eventsOf } from '../../helpers/fixtures.js'
-import { created, ok, type ReviewedSession, world } from '../../helpers/world.js'
+import { created, ok, world } from '../../helpers/world.js'
 
 describe('session review over HTTP', () => {
   let t: TestApp
@@ -32,16 +38,16 @@ describe('session review over HTTP', () => {
       const w = await world(t)
       const op = await w.operator()
       const inScan = await w.scan(op, '2026-11-02T08:00:00Z')
-      const open = await ok(w.api.get<ReviewedSession>(`/v1/sessions/${inScan.session_id}`))
+      const open = await ok(w.api.get<Session>(`/v1/sessions/${inScan.session_id}`))
       expect(open).toMatchObject({ status: 'open', review_status: 'not_required', work_date: '2026-11-02' })
       await w.scan(op, '2026-11-02T16:00:00Z')
-      const done = await ok(w.api.get<ReviewedSession>(`/v1/sessions/${inScan.session_id}`))
+      const done = await ok(w.api.get<Session>(`/v1/sessions/${inScan.session_id}`))
       expect(done).toMatchObject({ status: 'completed', review_status: 'not_required', is_flagged: false })
 
       const again = await w.scan(op, '2026-11-03T08:00:00Z')
       const late = await w.scan(op, '2026-11-04T09:00:00Z')
       expect(late.result).toBe('checked_in')
-      const closed = await ok(w.api.get<ReviewedSession>(`/v1/sessions/${again.session_id}`))
+      const closed = await ok(w.api.get<Session>(`/v1/sessions/${again.session_id}`))
       expect(closed).toMatchObject({ flag_reason: 'max_shift_exceeded', review_status: 'pending' })
     })
 
@@ -138,7 +144,7 @@ describe('session review over HTTP', () => {
       )
       const rejected = await ok(w.reject(s.id, 'not on site that day'))
       expect(rejected).toMatchObject({ review_status: 'rejected', review_note: 'not on site that day' })
-      expect((await ok(w.api.get<ReviewedSession>(`/v1/sessions/${s.id}`))).review_status).toBe('rejected')
+      expect((await ok(w.api.get<Session>(`/v1/sessions/${s.id}`))).review_status).toBe('rejected')
       const revisions = await ok(w.api.get<List<SessionRevision>>(`/v1/sessions/${s.id}/revisions`))
       expect(revisions.data[0]?.action).toBe('rejected')
     })
@@ -166,14 +172,14 @@ describe('session review over HTTP', () => {
         'check_in.time',
       )
       expect(refused.message).toContain(corrected.id)
-      expect((await ok(w.api.get<ReviewedSession>(`/v1/sessions/${s.id}`))).review_status).toBe('rejected')
+      expect((await ok(w.api.get<Session>(`/v1/sessions/${s.id}`))).review_status).toBe('rejected')
     })
 
     it('an edit of a reviewed session makes it pending again and clears the review', async () => {
       const w = await world(t)
       const s = await w.session(await w.operator(), '2026-11-02T08:00:00Z', '2026-11-02T16:00:00Z')
       await ok(w.approve(s.id, { note: 'ok' }))
-      const edited = await ok(w.root.patch<ReviewedSession>(`/v1/sessions/${s.id}`, { break_minutes: 30 }))
+      const edited = await ok(w.root.patch<Session>(`/v1/sessions/${s.id}`, { break_minutes: 30 }))
       expect(edited).toMatchObject({
         flag_reason: 'manual_api_edit',
         review_status: 'pending',
@@ -198,7 +204,7 @@ describe('session review over HTTP', () => {
       const second = await w.scan(op, '2026-11-03T09:00:00Z')
       await w.scan(op, '2026-11-04T10:00:00Z')
       for (const scan of [first, second]) {
-        expect(await ok(w.api.get<ReviewedSession>(`/v1/sessions/${scan.session_id}`))).toMatchObject({
+        expect(await ok(w.api.get<Session>(`/v1/sessions/${scan.session_id}`))).toMatchObject({
           status: 'completed',
           check_out: null,
           flag_reason: 'max_shift_exceeded',
@@ -213,7 +219,7 @@ describe('session review over HTTP', () => {
         'check_out_missing',
       )
       expect(refused.message).toContain(`PATCH /v1/sessions/${first.session_id}`)
-      const untouched = await ok(w.api.get<ReviewedSession>(`/v1/sessions/${first.session_id}`))
+      const untouched = await ok(w.api.get<Session>(`/v1/sessions/${first.session_id}`))
       expect(untouched).toMatchObject({ review_status: 'pending', reviewed_at: null })
       const revisions = await ok(
         w.api.get<List<SessionRevision>>(`/v1/sessions/${first.session_id}/revisions`),
@@ -226,7 +232,7 @@ describe('session review over HTTP', () => {
 
       // The manager sets the check-out and the break: the edit re-flags it, and it can be approved.
       const completed = await ok(
-        w.root.patch<ReviewedSession>(`/v1/sessions/${second.session_id}`, {
+        w.root.patch<Session>(`/v1/sessions/${second.session_id}`, {
           check_out: { time: '2026-11-03T17:15:00Z' },
           break_minutes: 45,
         }),
@@ -273,7 +279,7 @@ describe('session review over HTTP', () => {
         expect(res.body).toMatchObject({ error: { message: expect.stringContaining('sessions:approve') } })
       }
       const approver = t.client((await t.key({ account: w.account, scopes: ['sessions:approve'] })).secret)
-      expect((await approver.post<ReviewedSession>(`/v1/sessions/${s.id}/approve`)).status).toBe(200)
+      expect((await approver.post<Session>(`/v1/sessions/${s.id}/approve`)).status).toBe(200)
       // sessions:approve alone does not read or write sessions.
       expectError(await approver.get(`/v1/sessions/${s.id}`), 403, 'insufficient_scope')
       expectError(await t.client(undefined).post(`/v1/sessions/${s.id}/approve`), 401, 'authentication_error')
@@ -290,7 +296,7 @@ describe('session review over HTTP', () => {
       await ok(w.approve(b.id))
       await ok(w.reject(c.id, 'no'))
       const ids = async (query: string) =>
-        (await ok(w.api.get<List<ReviewedSession>>(`/v1/sessions?${query}`))).data.map((s) => s.id)
+        (await ok(w.api.get<List<Session>>(`/v1/sessions?${query}`))).data.map((s) => s.id)
       expect(await ids('review_status=pending')).toEqual([a.id])
       expect(await ids('review_status=approved')).toEqual([b.id])
       expect(await ids('review_status=rejected')).toEqual([c.id])
@@ -332,7 +338,7 @@ describe('session review over HTTP', () => {
       // A scan at 23:30 local is on that local day too.
       const op2 = await w.operator()
       const scan = await w.scan(op2, '2026-11-02T23:30:00-08:00')
-      const scanned = await ok(w.api.get<ReviewedSession>(`/v1/sessions/${scan.session_id}`))
+      const scanned = await ok(w.api.get<Session>(`/v1/sessions/${scan.session_id}`))
       expect(scanned.work_date).toBe('2026-11-02')
     })
 
@@ -348,15 +354,15 @@ describe('session review over HTTP', () => {
       const s = await w.session(op, '2026-11-02T22:00:00-08:00', '2026-11-03T02:00:00-08:00')
       expect(s.work_date).toBe('2026-11-02')
       await ok(w.root.patch(`/v1/locations/${w.location.id}`, { timezone: 'UTC' }))
-      expect((await ok(w.api.get<ReviewedSession>(`/v1/sessions/${s.id}`))).work_date).toBe('2026-11-02')
+      expect((await ok(w.api.get<Session>(`/v1/sessions/${s.id}`))).work_date).toBe('2026-11-02')
       // An edit of the notes keeps it; a session written now uses the new zone.
-      const noted = await ok(w.root.patch<ReviewedSession>(`/v1/sessions/${s.id}`, { notes: 'x' }))
+      const noted = await ok(w.root.patch<Session>(`/v1/sessions/${s.id}`, { notes: 'x' }))
       expect(noted.work_date).toBe('2026-11-02')
       const later = await w.session(op, '2026-11-05T22:00:00-08:00', '2026-11-06T02:00:00-08:00')
       expect(later.work_date).toBe('2026-11-06')
       // Moving the check-in recomputes it (the location is UTC now).
       const moved = await ok(
-        w.root.patch<ReviewedSession>(`/v1/sessions/${s.id}`, {
+        w.root.patch<Session>(`/v1/sessions/${s.id}`, {
           check_in: { time: '2026-11-02T23:30:00-08:00' },
         }),
       )
@@ -365,19 +371,15 @@ describe('session review over HTTP', () => {
       const tokyo = await created(
         w.root.post<{ id: string }>('/v1/locations', { name: 'T', timezone: 'Asia/Tokyo' }),
       )
-      const there = await ok(
-        w.root.patch<ReviewedSession>(`/v1/sessions/${later.id}`, { location_id: tokyo.id }),
-      )
+      const there = await ok(w.root.patch<Session>(`/v1/sessions/${later.id}`, { location_id: tokyo.id }))
       expect(there.work_date).toBe('2026-11-06')
       const early = await ok(
-        w.root.patch<ReviewedSession>(`/v1/sessions/${later.id}`, {
+        w.root.patch<Session>(`/v1/sessions/${later.id}`, {
           check_in: { time: '2026-11-06T00:30:00+09:00' },
         }),
       )
       expect(early.work_date).toBe('2026-11-06')
-      const nowhere = await ok(
-        w.root.patch<ReviewedSession>(`/v1/sessions/${later.id}`, { location_id: null }),
-      )
+      const nowhere = await ok(w.root.patch<Session>(`/v1/sessions/${later.id}`, { location_id: null }))
       expect(nowhere.work_date).toBe('2026-11-05')
     })
   })

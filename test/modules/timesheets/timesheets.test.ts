@@ -3,8 +3,8 @@ import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { newId } from '../../../src/lib/ids.js'
 import { buildTestApp, type TestApp } from '../../helpers/app.js'
-import { expectError, type List } from '../../helpers/assertions.js'
-import { ok, type TimesheetEntry, world } from '../../helpers/world.js'
+import { expectError, type List, type TimesheetEntry } from '../../helpers/assertions.js'
+import { ok, world } from '../../helpers/world.js'
 
 const ENTRY_KEYS = [
   'date',

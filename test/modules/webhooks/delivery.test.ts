@@ -6,6 +6,7 @@ import { type ApiClient, buildTestApp, errorOf, type TestApp } from '../../helpe
 import {
   type WebhookDelivery as Delivery,
   type WebhookEndpoint as Endpoint,
+  type WebhookEndpointWithSecret as EndpointWithSecret,
   type EventEnvelope as Envelope,
   ISO_MS,
   sleep,
@@ -77,13 +78,12 @@ describe('webhook delivery to a real receiver (inline worker)', () => {
   ) {
     const path = receiver.freshPath()
     if (respond !== undefined) receiver.respond(path, respond)
-    const res = await api.post<Endpoint>('/v1/webhook-endpoints', {
+    const res = await api.post<EndpointWithSecret>('/v1/webhook-endpoints', {
       url: receiver.url(path),
       enabled_events: enabledEvents,
     })
     expect(res.status).toBe(201)
     const { secret, ...endpoint } = res.body
-    if (secret === undefined) throw new Error('no secret in the create answer')
     return { endpoint: endpoint as Endpoint, secret, path }
   }
 
@@ -504,9 +504,12 @@ describe('webhook delivery to a real receiver (inline worker)', () => {
     const { api } = await freshAccount(t)
     const { endpoint, secret: s0, path } = await createEndpoint(api, ['operator.created'])
     const rotate = async (body: Record<string, unknown>) => {
-      const res = await api.post<Endpoint>(`/v1/webhook-endpoints/${endpoint.id}/rotate-secret`, body)
+      const res = await api.post<EndpointWithSecret>(
+        `/v1/webhook-endpoints/${endpoint.id}/rotate-secret`,
+        body,
+      )
       expect(res.status).toBe(200)
-      return res.body.secret ?? ''
+      return res.body.secret
     }
     const delivered = async () => requestAbout(path, (await createOperator(api)).id)
 

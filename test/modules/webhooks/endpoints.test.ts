@@ -4,6 +4,7 @@ import { type ApiClient, buildTestApp, errorOf, type TestApp } from '../../helpe
 import {
   type WebhookDelivery as Delivery,
   type WebhookEndpoint as Endpoint,
+  type WebhookEndpointWithSecret as EndpointWithSecret,
   ISO_MS,
   type List,
   uniq,
@@ -45,7 +46,7 @@ describe('webhook endpoints over HTTP (private URLs refused)', () => {
   afterAll(() => t.close())
 
   async function createEndpoint(api: ApiClient, body: Record<string, unknown> = {}) {
-    const res = await api.post<Endpoint>('/v1/webhook-endpoints', {
+    const res = await api.post<EndpointWithSecret>('/v1/webhook-endpoints', {
       url: PUBLIC_URL,
       enabled_events: ['*'],
       ...body,
@@ -56,7 +57,7 @@ describe('webhook endpoints over HTTP (private URLs refused)', () => {
 
   it('creates an endpoint and shows its signing secret in the create answer only', async () => {
     const { api } = await freshAccount(t)
-    const res = await api.post<Endpoint>('/v1/webhook-endpoints', {
+    const res = await api.post<EndpointWithSecret>('/v1/webhook-endpoints', {
       url: PUBLIC_URL,
       enabled_events: ['operator.created', 'session.*'],
       description: 'HR sync',
@@ -297,7 +298,7 @@ describe('webhook endpoints over HTTP (private URLs refused)', () => {
       const { api } = await freshAccount(t)
       const endpoint = await createEndpoint(api)
       const before = Date.now()
-      const res = await api.post<Endpoint>(`/v1/webhook-endpoints/${endpoint.id}/rotate-secret`, {})
+      const res = await api.post<EndpointWithSecret>(`/v1/webhook-endpoints/${endpoint.id}/rotate-secret`, {})
       const after = Date.now()
       expect(res.status).toBe(200)
       const { secret, ...rest } = res.body
@@ -327,7 +328,7 @@ describe('webhook endpoints over HTTP (private URLs refused)', () => {
     it('takes no body at all as the default too', async () => {
       const { api } = await freshAccount(t)
       const endpoint = await createEndpoint(api)
-      const res = await api.post<Endpoint>(`/v1/webhook-endpoints/${endpoint.id}/rotate-secret`)
+      const res = await api.post<EndpointWithSecret>(`/v1/webhook-endpoints/${endpoint.id}/rotate-secret`)
       expect(res.status).toBe(200)
       expect(res.body.secret).toMatch(SECRET)
     })
@@ -335,7 +336,7 @@ describe('webhook endpoints over HTTP (private URLs refused)', () => {
     it('accepts grace_hours 0 (previous secret dropped) and 168', async () => {
       const { api } = await freshAccount(t)
       const endpoint = await createEndpoint(api)
-      const zero = await api.post<Endpoint>(`/v1/webhook-endpoints/${endpoint.id}/rotate-secret`, {
+      const zero = await api.post<EndpointWithSecret>(`/v1/webhook-endpoints/${endpoint.id}/rotate-secret`, {
         grace_hours: 0,
       })
       expect(zero.status).toBe(200)
@@ -348,7 +349,7 @@ describe('webhook endpoints over HTTP (private URLs refused)', () => {
       expect(row.previous_secret).toBeNull()
 
       const before = Date.now()
-      const max = await api.post<Endpoint>(`/v1/webhook-endpoints/${endpoint.id}/rotate-secret`, {
+      const max = await api.post<EndpointWithSecret>(`/v1/webhook-endpoints/${endpoint.id}/rotate-secret`, {
         grace_hours: 168,
       })
       expect(max.status).toBe(200)
@@ -599,7 +600,7 @@ describe('webhook endpoints with WEBHOOK_ALLOW_PRIVATE_URLS=true', () => {
   it('accepts the loopback receiver over http://', async () => {
     const api = t.client((await t.key({ account: uniq('acct') })).secret)
     const url = receiver.url(receiver.freshPath())
-    const res = await api.post<Endpoint>('/v1/webhook-endpoints', { url, enabled_events: ['*'] })
+    const res = await api.post<EndpointWithSecret>('/v1/webhook-endpoints', { url, enabled_events: ['*'] })
     expect(res.status).toBe(201)
     expect(res.body.url).toBe(url)
     for (const other of ['http://localhost:9/hook', 'https://[::1]/hook', 'http://10.0.0.5/hook']) {

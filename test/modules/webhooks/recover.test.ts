@@ -3,19 +3,16 @@ import { newId } from '../../../src/lib/ids.js'
 import { MAX_SCHEDULED_ATTEMPTS } from '../../../src/modules/webhooks/policy.js'
 import { RECOVER_BATCH } from '../../../src/modules/webhooks/service.js'
 import { type ApiClient, buildTestApp, type TestApp } from '../../helpers/app.js'
-import { expectError, sleep, uniq, type WebhookEndpoint } from '../../helpers/assertions.js'
+import {
+  expectError,
+  type WebhookRecovery as Recovery,
+  sleep,
+  uniq,
+  type WebhookEndpoint,
+} from '../../helpers/assertions.js'
 import { freshAccount } from '../../helpers/fixtures.js'
 import { deliveriesOf, deliveriesWhen, endpointOn } from '../../helpers/webhook-endpoints.js'
 import { WebhookReceiver } from '../../helpers/webhook-receiver.js'
-
-interface Recovery {
-  object: 'webhook_recovery'
-  endpoint_id: string
-  since: string
-  until: string
-  recovered: number
-  created: number
-}
 
 const DAY_MS = 86_400_000
 
