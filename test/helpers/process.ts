@@ -23,9 +23,9 @@ export interface SpawnOptions {
 /**
  * How long a child may take to reach the event a test waits for: a line printed (the server
  * listening), or its exit after a short command. A start is `tsx` compiling the sources, then for
- * the server and the worker connecting and migrating: about 2 s alone, 20–30 s measured beside other
- * test files and two busy loops on a 2-core machine. It only bounds a failure, so it is generous;
- * a test's own timeout must cover the sum of its waits.
+ * the server and the worker connecting and migrating: about 2 s alone, past the former 20 and 30 s
+ * bounds beside other test files and two busy loops on a 2-core machine. It only bounds a failure,
+ * so it is generous; a test's own timeout must cover the sum of its waits.
  */
 export const START_MS = 60_000
 
