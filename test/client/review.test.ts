@@ -5,7 +5,7 @@ import { Writable } from 'node:stream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { main } from '../../packages/client/src/export/cli.js'
 import { AttendanceApiError, type AttendanceClient } from '../../packages/client/src/index.js'
-import { run } from '../helpers/process.js'
+import { run, START_MS } from '../helpers/process.js'
 import { type ServedApp, serveApp } from './setup.js'
 
 const HEADER =
@@ -213,7 +213,8 @@ describe('the client: review, pay periods, timesheets', () => {
       expect(fs.existsSync(`${out}.part`)).toBe(false)
     })
 
-    it('as a command, writes to standard output without --out', async () => {
+    // A child process under tsx: its bound (START_MS, for a loaded 2-core machine) plus the set-up.
+    it('as a command, writes to standard output without --out', { timeout: START_MS + 30_000 }, async () => {
       const { client, key } = await served.client()
       await month(client)
       const result = await run(
