@@ -1,55 +1,15 @@
-import { type Kysely, type Migration, Migrator, sql } from 'kysely'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { openDatabase } from '../../src/db/connection.js'
+import type { Kysely } from 'kysely'
+import { describe, expect, it } from 'vitest'
 import { migrateToLatest } from '../../src/db/migrate.js'
-import * as m001 from '../../src/db/migrations/001_foundation.js'
-import * as m002 from '../../src/db/migrations/002_attendance.js'
-import * as m003 from '../../src/db/migrations/003_webhooks.js'
-import * as m004 from '../../src/db/migrations/004_outbox_tuning.js'
-import * as m005 from '../../src/db/migrations/005_webhook_operations.js'
-import * as m006 from '../../src/db/migrations/006_integrity.js'
-import * as m007 from '../../src/db/migrations/007_review_and_pay_periods.js'
-import * as m008 from '../../src/db/migrations/008_open_sessions_index.js'
-import type { Db } from '../../src/db/types.js'
 import { createKey, listKeys, setKeyLabel } from '../../src/modules/keys/service.js'
-import { createTestDatabase, dialect, type TestDatabase } from '../helpers/database.js'
+import { useDatabaseMigratedTo } from '../helpers/migrations.js'
 
 /** Migration 009 on a database that already holds keys: they keep working, without a label. */
 describe('migration 009_api_key_labels', () => {
-  let database: TestDatabase
-  let db: Db
-
-  beforeAll(async () => {
-    database = await createTestDatabase()
-    db = openDatabase(database.url).db
-    const before: Record<string, Migration> = {
-      '001_foundation': m001,
-      '002_attendance': m002,
-      '003_webhooks': m003,
-      '004_outbox_tuning': m004,
-      '005_webhook_operations': m005,
-      '006_integrity': m006,
-      '007_review_and_pay_periods': m007,
-      '008_open_sessions_index': m008,
-    }
-    const schema =
-      dialect === 'postgres'
-        ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
-        : undefined
-    const migrator = new Migrator({
-      db,
-      provider: { getMigrations: async () => before },
-      ...(schema ? { migrationTableSchema: schema } : {}),
-    })
-    const { error } = await migrator.migrateToLatest()
-    if (error) throw error
-  })
-  afterAll(async () => {
-    await db?.destroy()
-    await database?.drop()
-  })
+  const database = useDatabaseMigratedTo('008_open_sessions_index')
 
   it('adds a nullable label: existing keys have none, and can be given one', async () => {
+    const { db } = database
     // biome-ignore lint/suspicious/noExplicitAny: the schema as it was before 009
     const old = db as unknown as Kysely<any>
     await old.insertInto('accounts').values({ id: 'acct_1', name: 'acme', created_at: Date.now() }).execute()

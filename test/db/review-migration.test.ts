@@ -1,46 +1,14 @@
-import { type Kysely, type Migration, Migrator, sql } from 'kysely'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { openDatabase } from '../../src/db/connection.js'
+import type { Kysely } from 'kysely'
+import { describe, expect, it } from 'vitest'
 import { migrateToLatest } from '../../src/db/migrate.js'
-import * as m001 from '../../src/db/migrations/001_foundation.js'
-import * as m002 from '../../src/db/migrations/002_attendance.js'
-import * as m003 from '../../src/db/migrations/003_webhooks.js'
-import * as m004 from '../../src/db/migrations/004_outbox_tuning.js'
-import type { Db } from '../../src/db/types.js'
-import { createTestDatabase, dialect, type TestDatabase } from '../helpers/database.js'
+import { useDatabaseMigratedTo } from '../helpers/migrations.js'
 
 /** Migration 007 on a database that already holds sessions: work_date and review_status backfilled. */
 describe('migration 007_review_and_pay_periods', () => {
-  let database: TestDatabase
-  let db: Db
-
-  beforeAll(async () => {
-    database = await createTestDatabase()
-    db = openDatabase(database.url).db
-    const before: Record<string, Migration> = {
-      '001_foundation': m001,
-      '002_attendance': m002,
-      '003_webhooks': m003,
-      '004_outbox_tuning': m004,
-    }
-    const schema =
-      dialect === 'postgres'
-        ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
-        : undefined
-    const migrator = new Migrator({
-      db,
-      provider: { getMigrations: async () => before },
-      ...(schema ? { migrationTableSchema: schema } : {}),
-    })
-    const { error } = await migrator.migrateToLatest()
-    if (error) throw error
-  })
-  afterAll(async () => {
-    await db?.destroy()
-    await database?.drop()
-  })
+  const database = useDatabaseMigratedTo('004_outbox_tuning')
 
   it('backfills work_date in the location zone (UTC without one) and review_status from the flag', async () => {
+    const { db } = database
     // biome-ignore lint/suspicious/noExplicitAny: the schema as it was before 007
     const old = db as unknown as Kysely<any>
     const now = Date.now()
