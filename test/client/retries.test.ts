@@ -33,6 +33,27 @@ describe('retries, backoff and idempotency keys (real API over HTTP)', () => {
     return (await client.operators.list({ ident })).data
   }
 
+  /**
+   * A client whose fetch never answers until aborted, as a hung server would (one retry, 100 ms an
+   * attempt), and how many attempts it has made.
+   */
+  function hungClient(): { client: AttendanceClient; attempts: () => number } {
+    let attempts = 0
+    const hung: Fetch = (_input, init) =>
+      new Promise<Response>((_resolve, reject) => {
+        attempts++
+        init?.signal?.addEventListener('abort', () => reject(init.signal?.reason))
+      })
+    const client = new AttendanceClient({
+      apiKey: 'sk_test_unused',
+      baseUrl: served.baseUrl,
+      maxRetries: 1,
+      timeoutMs: 100,
+      fetch: hung,
+    })
+    return { client, attempts: () => attempts }
+  }
+
   it('a create whose answer was lost after the server committed is retried with the same key: one object', async () => {
     const { fetch, exchanges } = recordingFetch(async (index, real) => {
       const response = await real()
@@ -229,23 +250,11 @@ describe('retries, backoff and idempotency keys (real API over HTTP)', () => {
   it.each(timesheetCalls)(
     '$name: an attempt that outlives timeoutMs is retried, then a timed-out connection error',
     async ({ call }) => {
-      let attempts = 0
-      const hung: Fetch = (_input, init) =>
-        new Promise<Response>((_resolve, reject) => {
-          attempts++
-          init?.signal?.addEventListener('abort', () => reject(init.signal?.reason))
-        })
-      const client = new AttendanceClient({
-        apiKey: 'sk_test_unused',
-        baseUrl: served.baseUrl,
-        maxRetries: 1,
-        timeoutMs: 100,
-        fetch: hung,
-      })
+      const { client, attempts } = hungClient()
       const error = await caught(() => call(client))
       expect(error).toBeInstanceOf(AttendanceConnectionError)
       expect(error).toMatchObject({ timedOut: true, attempts: 2 })
-      expect(attempts).toBe(2)
+      expect(attempts()).toBe(2)
     },
   )
 
@@ -298,27 +307,14 @@ describe('retries, backoff and idempotency keys (real API over HTTP)', () => {
   })
 
   it('an attempt that outlives timeoutMs is aborted and retried; all timing out is a timed-out connection error', async () => {
-    // A fetch that never answers until aborted, as a hung server would.
-    let attempts = 0
-    const hung: Fetch = (_input, init) =>
-      new Promise<Response>((_resolve, reject) => {
-        attempts++
-        init?.signal?.addEventListener('abort', () => reject(init.signal?.reason))
-      })
-    const client = new AttendanceClient({
-      apiKey: 'sk_test_unused',
-      baseUrl: served.baseUrl,
-      maxRetries: 1,
-      timeoutMs: 100,
-      fetch: hung,
-    })
+    const { client, attempts } = hungClient()
     const started = Date.now()
     const error = await caught(() => client.operators.list())
     expect(error).toBeInstanceOf(AttendanceConnectionError)
     expect((error as AttendanceConnectionError).timedOut).toBe(true)
     expect((error as AttendanceConnectionError).attempts).toBe(2)
     expect((error as Error).message).toContain('timed out after 100 ms')
-    expect(attempts).toBe(2)
+    expect(attempts()).toBe(2)
     expect(Date.now() - started).toBeGreaterThanOrEqual(200)
   })
 
