@@ -63,6 +63,13 @@ function oneJsonLine<T>(result: RunResult): T {
   return JSON.parse(lines[0] ?? '') as T
 }
 
+/** `keys create --account … --mode … [options…] --json`: the key of its one JSON line. */
+async function createdKey(account: string, mode: 'test' | 'live', ...options: string[]): Promise<CreatedKey> {
+  return oneJsonLine<CreatedKey>(
+    await cli(['keys', 'create', '--account', account, '--mode', mode, ...options, '--json']),
+  )
+}
+
 /** Checks a secret's shape and that it carries at least 128 bits of randomness. */
 function expectSecret(secret: string, mode: 'test' | 'live'): void {
   expect(secret).toMatch(new RegExp(`^sk_${mode}_[A-Za-z0-9_-]+$`))
@@ -124,9 +131,7 @@ describe('cli keys create', { timeout: ONE_COMMAND }, () => {
   })
 
   it('gives sk_live_ keys in live mode and reuses an existing account', async () => {
-    const key = oneJsonLine<CreatedKey>(
-      await cli(['keys', 'create', '--account', 'acme', '--mode', 'live', '--json']),
-    )
+    const key = await createdKey('acme', 'live')
     expect(Object.keys(key).sort()).toEqual(CREATED_KEY_FIELDS)
     expectSecret(key.secret, 'live')
     expect(key.mode).toBe('live')
@@ -137,38 +142,14 @@ describe('cli keys create', { timeout: ONE_COMMAND }, () => {
   })
 
   it('honours --scopes', async () => {
-    const key = oneJsonLine<CreatedKey>(
-      await cli([
-        'keys',
-        'create',
-        '--account',
-        'acme',
-        '--mode',
-        'test',
-        '--scopes',
-        'operators:read,sessions:write',
-        '--json',
-      ]),
-    )
+    const key = await createdKey('acme', 'test', '--scopes', 'operators:read,sessions:write')
     expect(key.scopes).toEqual(['operators:read', 'sessions:write'])
     expect(key.account_id).toBe(keys[0]?.account_id)
     keys.push(key)
   })
 
   it('echoes --expires-at as ISO-8601 and creates a new account for a new name', async () => {
-    const key = oneJsonLine<CreatedKey>(
-      await cli([
-        'keys',
-        'create',
-        '--account',
-        'globex',
-        '--mode',
-        'test',
-        '--expires-at',
-        '2030-01-01T00:00:00Z',
-        '--json',
-      ]),
-    )
+    const key = await createdKey('globex', 'test', '--expires-at', '2030-01-01T00:00:00Z')
     expect(key.expires_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/)
     expect(Date.parse(key.expires_at ?? '')).toBe(Date.parse('2030-01-01T00:00:00Z'))
     expect(key.account_id).not.toBe(keys[0]?.account_id)
@@ -308,19 +289,7 @@ describe('cli keys labels', () => {
   it(
     'create --label stores it (trimmed): the JSON line and keys list show it',
     async () => {
-      labelled = oneJsonLine<CreatedKey>(
-        await cli([
-          'keys',
-          'create',
-          '--account',
-          'acme',
-          '--mode',
-          'test',
-          '--label',
-          ' Payroll export ',
-          '--json',
-        ]),
-      )
+      labelled = await createdKey('acme', 'test', '--label', ' Payroll export ')
       expect(Object.keys(labelled).sort()).toEqual(CREATED_KEY_FIELDS)
       expect(labelled.label).toBe('Payroll export')
       expect(await listed(labelled.id)).toMatchObject({ label: 'Payroll export', revoked_at: null })
