@@ -1,6 +1,35 @@
 import net from 'node:net'
+import { afterAll, beforeAll } from 'vitest'
+import { buildTestApp, type TestApp } from './app.js'
 
 const CONTINUE = 'HTTP/1.1 100 Continue\r\n\r\n'
+
+/**
+ * The test app on a loopback port for the tests of the enclosing `describe` (listening before them,
+ * closed after them): raw bytes need a socket, which `inject` does not have.
+ */
+export function useListeningApp(): { readonly t: TestApp; readonly port: number } {
+  let t: TestApp | undefined
+  let port: number | undefined
+  beforeAll(async () => {
+    t = await buildTestApp()
+    await t.app.listen({ port: 0, host: '127.0.0.1' })
+    port = (t.app.server.address() as net.AddressInfo).port
+  })
+  afterAll(() => t?.close())
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('the app starts in beforeAll: use it inside a test')
+    return value
+  }
+  return {
+    get t() {
+      return started(t)
+    },
+    get port() {
+      return started(port)
+    },
+  }
+}
 
 /**
  * Sends raw bytes and reads the whole answer, up to the server closing the connection (send

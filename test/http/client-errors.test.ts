@@ -1,17 +1,8 @@
-import type net from 'node:net'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildTestApp, type TestApp } from '../helpers/app.js'
-import { parseAnswer, rawRequest } from '../helpers/raw-http.js'
+import { describe, expect, it } from 'vitest'
+import { parseAnswer, rawRequest, useListeningApp } from '../helpers/raw-http.js'
 
 describe('requests refused by the HTTP parser get the error envelope', () => {
-  let t: TestApp
-  let port: number
-  beforeAll(async () => {
-    t = await buildTestApp()
-    await t.app.listen({ port: 0, host: '127.0.0.1' })
-    port = (t.app.server.address() as net.AddressInfo).port
-  })
-  afterAll(() => t.close())
+  const served = useListeningApp()
 
   const cases: Array<[string, string, number, string, string]> = [
     [
@@ -53,7 +44,7 @@ describe('requests refused by the HTTP parser get the error envelope', () => {
 
   for (const [name, bytes, status, type, code] of cases) {
     it(`${name}: ${status} ${code}`, async () => {
-      const answer = parseAnswer(await rawRequest(port, bytes))
+      const answer = parseAnswer(await rawRequest(served.port, bytes))
       expect(answer.status).toBe(status)
       expect(answer.headers['content-type']).toBe('application/json; charset=utf-8')
       expect(answer.headers['x-request-id']).toMatch(/^req_[0-9a-f]{24}$/)
@@ -63,7 +54,10 @@ describe('requests refused by the HTTP parser get the error envelope', () => {
   }
 
   it('still serves an ordinary request on a fresh connection afterwards', async () => {
-    const answer = await rawRequest(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
+    const answer = await rawRequest(
+      served.port,
+      'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+    )
     expect(answer.startsWith('HTTP/1.1 200')).toBe(true)
   })
 })

@@ -1,21 +1,14 @@
-import type net from 'node:net'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { BODY_LIMIT_BYTES } from '../../src/http/error-handler.js'
-import { buildTestApp, type TestApp } from '../helpers/app.js'
-import { parseAnswer, rawRequest } from '../helpers/raw-http.js'
+import { parseAnswer, rawRequest, useListeningApp } from '../helpers/raw-http.js'
 
 // Over a real port: `inject` has no `Expect` handshake and always sends a Host header.
 describe('Expect: 100-continue and the Host header, over a socket', () => {
-  let t: TestApp
-  let port: number
+  const served = useListeningApp()
   let secret: string
   beforeAll(async () => {
-    t = await buildTestApp()
-    await t.app.listen({ port: 0, host: '127.0.0.1' })
-    port = (t.app.server.address() as net.AddressInfo).port
-    secret = (await t.key()).secret
+    secret = (await served.t.key()).secret
   })
-  afterAll(() => t.close())
 
   const createOperatorHead = (contentLength: number, headers = '') =>
     'POST /v1/operators HTTP/1.1\r\nHost: x\r\nConnection: close\r\n' +
@@ -25,7 +18,7 @@ describe('Expect: 100-continue and the Host header, over a socket', () => {
   it('a 5 MB body announced with Expect: 100-continue gets the 413 envelope and no 100, so it is never sent', async () => {
     const size = 5_000_000
     // The client sends the body only if told to continue; a 100 would make it upload all 5 MB.
-    const raw = await rawRequest(port, createOperatorHead(size, 'Expect: 100-continue\r\n'), {
+    const raw = await rawRequest(served.port, createOperatorHead(size, 'Expect: 100-continue\r\n'), {
       bodyAfterContinue: Buffer.alloc(size, 'a'),
     })
     const answer = parseAnswer(raw)
@@ -44,7 +37,7 @@ describe('Expect: 100-continue and the Host header, over a socket', () => {
   it('a body within the limit announced with Expect: 100-continue gets 100, then its answer', async () => {
     const body = JSON.stringify({ ident: 'expect-continue', name: 'Asked first' })
     const raw = await rawRequest(
-      port,
+      served.port,
       createOperatorHead(Buffer.byteLength(body), 'Expect: 100-continue\r\n'),
       {
         bodyAfterContinue: Buffer.from(body),
@@ -59,7 +52,7 @@ describe('Expect: 100-continue and the Host header, over a socket', () => {
   it('an HTTP/1.1 request without Host gets the 400 envelope with X-Request-Id', async () => {
     // No key either: the request is refused for what HTTP forbids before anyone is asked who sent it.
     const answer = parseAnswer(
-      await rawRequest(port, 'GET /v1/operators HTTP/1.1\r\nConnection: close\r\n\r\n'),
+      await rawRequest(served.port, 'GET /v1/operators HTTP/1.1\r\nConnection: close\r\n\r\n'),
     )
     expect(answer.status).toBe(400)
     expect(answer.headers['content-type']).toBe('application/json; charset=utf-8')
@@ -73,7 +66,7 @@ describe('Expect: 100-continue and the Host header, over a socket', () => {
   })
 
   it('an HTTP/1.0 request without Host is served: only HTTP/1.1 requires one', async () => {
-    const answer = parseAnswer(await rawRequest(port, 'GET /healthz HTTP/1.0\r\n\r\n'))
+    const answer = parseAnswer(await rawRequest(served.port, 'GET /healthz HTTP/1.0\r\n\r\n'))
     expect(answer.status).toBe(200)
     expect(answer.body).toEqual({ status: 'ok' })
   })
