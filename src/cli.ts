@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig } from './config.js'
-import { openDatabase } from './db/connection.js'
+import { openServiceDatabase } from './db/connection.js'
 import { migrateToLatest } from './db/migrate.js'
 import type { Db } from './db/types.js'
 import { isScope, type Scope } from './modules/keys/scopes.js'
@@ -54,7 +54,7 @@ async function main(argv: string[]): Promise<void> {
 
   // Arguments are checked before the database is touched: a usage error needs no database.
   const task = databaseTask(command, sub, arg, values, positionals)
-  const { db } = openDatabase(loadConfig().databaseUrl)
+  const { db } = openServiceDatabase(loadConfig())
   try {
     await migrateToLatest(db)
     await task(db)

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis'
 import { buildApp } from './app.js'
 import type { Config } from './config.js'
-import { openDatabase } from './db/connection.js'
+import { openServiceDatabase } from './db/connection.js'
 import { migrateToLatest } from './db/migrate.js'
 import { type CreatedKey, countAccounts, createKey } from './modules/keys/service.js'
 
@@ -11,8 +11,7 @@ import { type CreatedKey, countAccounts, createKey } from './modules/keys/servic
  * for printing.
  */
 export async function startApp(config: Config) {
-  // The server's connection is the only one of its process: SQLite may commit in groups.
-  const { db } = openDatabase(config.databaseUrl, { groupCommit: true })
+  const { db } = openServiceDatabase(config)
   await migrateToLatest(db)
   let firstKey: CreatedKey | undefined
   if ((await countAccounts(db)) === 0)

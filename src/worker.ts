@@ -2,7 +2,7 @@ import closeWithGrace from 'close-with-grace'
 import pino from 'pino'
 import { createSweep, createWorker } from './app.js'
 import { loadConfig } from './config.js'
-import { openDatabase } from './db/connection.js'
+import { openServiceDatabase } from './db/connection.js'
 import { migrateToLatest } from './db/migrate.js'
 
 /**
@@ -12,7 +12,7 @@ import { migrateToLatest } from './db/migrate.js'
 export async function runWorker(): Promise<void> {
   const config = loadConfig()
   const log = pino({ level: config.logLevel })
-  const { db } = openDatabase(config.databaseUrl)
+  const { db } = openServiceDatabase(config)
   await migrateToLatest(db)
   const worker = createWorker(config, db, log)
   const sweep = createSweep(config, db, log)

@@ -5,12 +5,14 @@ import pg from 'pg'
 import { signallingKysely } from './commit-signals.js'
 import { PostgresSignals } from './postgres-signals.js'
 import { SQLite } from './sqlite/addon.js'
-import { ServiceSqliteDialect } from './sqlite/driver.js'
+import { type GroupCommitStats, ServiceSqliteDialect } from './sqlite/driver.js'
 import type { Db, Dialect, Executor } from './types.js'
 
 export interface DatabaseHandle {
   db: Db
   dialect: Dialect
+  /** SQLite: the real COMMITs of groups and the transactions they carried (tests, benchmarks). */
+  groupCommits?: GroupCommitStats
 }
 
 const PG_INT8_OID = 20
@@ -24,12 +26,19 @@ const GROUP_COMMIT_MAX = 16
 
 export interface OpenOptions {
   /**
-   * SQLite: commit transactions in groups (see sqlite/driver.ts). Only for a process whose one
-   * connection to the file is this one, as the server's: a group holds the write lock until the
-   * event loop's next turn, and a second connection of the same process waiting for that lock
-   * would block the event loop (better-sqlite3 waits synchronously) until its busy_timeout.
+   * SQLite: commit transactions in groups (see sqlite/driver.ts). A group holds the file's write
+   * lock until the event loop's next turn; the other connections of the process wait for it in
+   * the event loop (the driver's per-file write lock), other processes under busy_timeout.
    */
   groupCommit?: boolean
+}
+
+/**
+ * The service's database, opened from its config as every part of the service opens it: the
+ * server, the worker, the CLI and the tests' app. On SQLite its transactions commit in groups.
+ */
+export function openServiceDatabase(config: { readonly databaseUrl: string }): DatabaseHandle {
+  return openDatabase(config.databaseUrl, { groupCommit: true })
 }
 
 /**
@@ -37,8 +46,10 @@ export interface OpenOptions {
  * (commit-signals.ts): within the process on both dialects, and between processes on PostgreSQL.
  */
 export function openDatabase(url: string, options: OpenOptions = {}): DatabaseHandle {
-  if (url.startsWith('sqlite:'))
-    return { db: signallingKysely(sqliteDialect(url, options)), dialect: 'sqlite' }
+  if (url.startsWith('sqlite:')) {
+    const dialect = sqliteDialect(url, options)
+    return { db: signallingKysely(dialect), dialect: 'sqlite', groupCommits: dialect.groupCommits }
+  }
   const pool = postgresPool(url)
   return {
     db: signallingKysely(new PostgresDialect({ pool }), new PostgresSignals(url, pool)),
@@ -79,7 +90,7 @@ function sqliteDialect(url: string, options: OpenOptions): ServiceSqliteDialect 
 }
 
 function postgresPool(url: string): pg.Pool {
-  return new pg.Pool({
+  const pool = new pg.Pool({
     connectionString: url,
     max: 10,
     // Beyond these, a connection idle for 10 s is closed. These stay: a new one costs ~40 ms
@@ -94,6 +105,13 @@ function postgresPool(url: string): pg.Pool {
           : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
     },
   })
+  // An idle connection the server cuts (a restart, pg_terminate_backend) is reported here, already
+  // out of the pool, which opens another when one is needed. Unheard, the event would end the
+  // process; readiness (GET /readyz) says whether the database answers again.
+  pool.on('error', (error) =>
+    process.emitWarning(`PostgreSQL: an idle pooled connection was lost: ${error.message}`),
+  )
+  return pool
 }
 
 /** Pooled PostgreSQL connections kept open however idle (see postgresPool). */

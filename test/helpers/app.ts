@@ -4,8 +4,9 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import type { Redis } from 'ioredis'
 import { buildApp } from '../../src/app.js'
 import { type Config, loadConfig } from '../../src/config.js'
-import { openDatabase } from '../../src/db/connection.js'
+import { openServiceDatabase } from '../../src/db/connection.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
+import type { GroupCommitStats } from '../../src/db/sqlite/driver.js'
 import type { Db } from '../../src/db/types.js'
 import type { Scope } from '../../src/modules/keys/scopes.js'
 import { type CreatedKey, createKey, type Mode } from '../../src/modules/keys/service.js'
@@ -15,6 +16,8 @@ export interface TestApp {
   app: FastifyInstance
   /** The app's own database handle, for assertions on stored rows (e.g. the events table). */
   db: Db
+  /** SQLite: the group commits of that handle (how many COMMITs carried how many transactions). */
+  groupCommits: GroupCommitStats | undefined
   config: Config
   database: TestDatabase
   /** Creates a key through the same service the CLI uses. */
@@ -43,13 +46,14 @@ export async function buildTestApp(
     worker: 'off',
     ...overrides,
   }
-  const { db } = openDatabase(config.databaseUrl)
+  const { db, groupCommits } = openServiceDatabase(config)
   await migrateToLatest(db)
   const app = await buildApp({ config, db, redis: dependencies.redis })
   await app.ready()
   return {
     app,
     db,
+    groupCommits,
     config,
     database,
     key: (options = {}) =>

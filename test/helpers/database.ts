@@ -3,7 +3,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, inject } from 'vitest'
-import { openDatabase } from '../../src/db/connection.js'
+import { openServiceDatabase } from '../../src/db/connection.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import type { Db } from '../../src/db/types.js'
 import { onServer } from './postgres-run.js'
@@ -61,13 +61,14 @@ export async function createTestDatabase(
 /**
  * A fresh database, migrated, for the tests of the enclosing `describe` (made before them, closed
  * and dropped after them): `const database = useMigratedDatabase()`, then `database.db` in a test.
+ * Opened as the service opens it (on SQLite, with group commit).
  */
 export function useMigratedDatabase(): { readonly db: Db } {
   let database: TestDatabase | undefined
   let db: Db | undefined
   beforeAll(async () => {
     database = await createTestDatabase()
-    db = openDatabase(database.url).db
+    db = openServiceDatabase({ databaseUrl: database.url }).db
     await migrateToLatest(db)
   })
   afterAll(async () => {

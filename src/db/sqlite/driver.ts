@@ -1,3 +1,4 @@
+import path from 'node:path'
 import type SQLite from 'better-sqlite3'
 import {
   CompiledQuery,
@@ -27,10 +28,12 @@ import { Checkpointer, type CheckpointerOptions } from './checkpointer.js'
  * 2. **Every transaction is `BEGIN IMMEDIATE`.** Every transaction of ours writes; taking the write
  *    lock at the start makes a second process (the CLI beside the server) wait its turn under
  *    busy_timeout instead of failing with SQLITE_BUSY when its read snapshot would have to be
- *    upgraded to a write.
+ *    upgraded to a write. Connections of the same process take the write lock in turn before that,
+ *    waiting in the event loop (`FileWriteLock`), since busy_timeout's wait stops it.
  *
  * Kysely offers no hook for either (its driver's connection is private), hence a driver of our own;
- * it is otherwise Kysely's: one connection, handed to one caller at a time.
+ * it is otherwise Kysely's: one connection, handed to one caller at a time. It also commits in
+ * groups (`groupCommit`, below).
  *
  * The dialect also writes LIMITs into the SQL text (`LiteralLimitCompiler`).
  */
@@ -110,8 +113,9 @@ export interface ServiceSqliteDialectConfig {
    * transactions of the requests that arrived meanwhile join the same real transaction, each in a
    * savepoint of its own, up to `maxTransactions` (default 1: every transaction commits alone). Each transaction still
    * completes only after the COMMIT that makes it durable; one that fails is rolled back to its
-   * savepoint without touching the others; a statement outside a transaction first commits the
-   * group, so it never sees (or joins) uncommitted work.
+   * savepoint without touching the others, and fails only after that COMMIT too (its error may
+   * rest on the others' rows); a statement outside a transaction first commits the group, so it
+   * never sees (or joins) uncommitted work.
    */
   groupCommit?: { maxTransactions: number }
 }
@@ -119,12 +123,15 @@ export interface ServiceSqliteDialectConfig {
 export const DEFAULT_STATEMENT_CACHE_SIZE = 500
 
 export class ServiceSqliteDialect extends SqliteDialect {
+  /** What its driver's group commit has done: for tests and benchmarks. */
+  readonly groupCommits: GroupCommitStats = { commits: 0, transactions: 0 }
+
   constructor(private readonly serviceConfig: ServiceSqliteDialectConfig) {
     super({ database: serviceConfig.database })
   }
 
   override createDriver(): Driver {
-    return new ServiceSqliteDriver(this.serviceConfig)
+    return new ServiceSqliteDriver(this.serviceConfig, this.groupCommits)
   }
 
   override createQueryCompiler(): QueryCompiler {
@@ -171,16 +178,24 @@ export interface GroupCommitStats {
 }
 
 export class ServiceSqliteDriver implements Driver {
-  private readonly mutex = new ConnectionMutex()
+  private readonly mutex = new Mutex()
   private readonly connection: ServiceSqliteConnection
   private readonly maxGroup: number
+  /** The file's write lock among this process's connections (none for an in-memory database). */
+  private readonly writeLock: FileWriteLock | undefined
+  /** True from this connection's BEGIN (or write outside a transaction) to the end of it. */
+  private writing = false
+  /** How long SQLite waits for another process's write lock; the same for this process's. */
+  private readonly busyTimeoutMs: number
   private checkpointer: Checkpointer | undefined
   /** The real transaction open on the connection, if any. */
   private group: Group | undefined
   private commitScheduled = false
-  readonly groupCommits: GroupCommitStats = { commits: 0, transactions: 0 }
 
-  constructor(private readonly config: ServiceSqliteDialectConfig) {
+  constructor(
+    private readonly config: ServiceSqliteDialectConfig,
+    readonly groupCommits: GroupCommitStats,
+  ) {
     this.connection = new ServiceSqliteConnection(
       new StatementCache(config.database, config.statementCacheSize ?? DEFAULT_STATEMENT_CACHE_SIZE),
     )
@@ -188,6 +203,8 @@ export class ServiceSqliteDriver implements Driver {
     if (!Number.isInteger(this.maxGroup) || this.maxGroup < 1) {
       throw new Error('groupCommit.maxTransactions must be a positive integer')
     }
+    this.writeLock = config.database.memory ? undefined : FileWriteLock.of(config.database.name)
+    this.busyTimeoutMs = config.database.pragma('busy_timeout', { simple: true }) as number
   }
 
   async init(): Promise<void> {
@@ -223,11 +240,58 @@ export class ServiceSqliteDriver implements Driver {
     return new Lease(this)
   }
 
-  /** A statement of a lease; one outside a transaction never joins (or reads) an open group. */
-  run<R>(lease: Lease, query: CompiledQuery): QueryResult<R> {
+  /**
+   * A statement of a lease; one outside a transaction never joins (or reads) an open group, and if
+   * it writes, it takes the file's write lock for the transaction SQLite makes of it.
+   */
+  run<R>(lease: Lease, query: CompiledQuery): QueryResult<R> | Promise<QueryResult<R>> {
     if (lease.released) throw new Error('the SQLite connection was used after its release')
-    if (!lease.inTransaction) this.commitGroup()
-    return this.connection.execute<R>(query)
+    if (lease.inTransaction) return this.connection.execute<R>(query)
+    this.commitGroup()
+    if (this.writeLock === undefined || this.connection.readsOnly(query))
+      return this.connection.execute<R>(query)
+    return this.writingAlone(query)
+  }
+
+  private async writingAlone<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    await this.startWriting()
+    try {
+      return this.connection.execute<R>(query)
+    } finally {
+      this.stopWriting()
+    }
+  }
+
+  /**
+   * Waits for this process's other connections to the file to finish writing, then writes; gives
+   * up as SQLite would have, after busy_timeout, with its error.
+   */
+  private async startWriting(): Promise<void> {
+    await this.writeLock?.lock({
+      ms: this.busyTimeoutMs,
+      error: () =>
+        Object.assign(new Error('database is locked (by another connection of this process)'), {
+          code: 'SQLITE_BUSY',
+        }),
+    })
+    this.writing = true
+  }
+
+  /** After a COMMIT or ROLLBACK: the process's next connection may write, once SQLite agrees. */
+  private stopWriting(): void {
+    if (!this.writing || this.config.database.inTransaction) return
+    this.writing = false
+    this.writeLock?.unlock()
+  }
+
+  private async begin(): Promise<void> {
+    await this.startWriting()
+    try {
+      this.sql('begin immediate')
+    } catch (error) {
+      this.stopWriting()
+      throw error
+    }
   }
 
   stream<R>(lease: Lease, query: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
@@ -239,12 +303,12 @@ export class ServiceSqliteDriver implements Driver {
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
     const lease = connection as Lease
     if (this.maxGroup === 1) {
-      this.sql('begin immediate')
+      await this.begin()
       lease.inTransaction = true
       return
     }
     if (!this.group) {
-      this.sql('begin immediate')
+      await this.begin()
       let resolve = () => {}
       let reject: (error: unknown) => void = () => {}
       const done = new Promise<void>((res, rej) => {
@@ -263,7 +327,12 @@ export class ServiceSqliteDriver implements Driver {
     const lease = connection as Lease
     if (this.maxGroup === 1) {
       lease.inTransaction = false
-      this.sql('commit')
+      try {
+        this.sql('commit')
+      } finally {
+        // A COMMIT that failed may leave the transaction open, for the rollback that follows.
+        this.stopWriting()
+      }
       return
     }
     const group = this.group
@@ -278,7 +347,15 @@ export class ServiceSqliteDriver implements Driver {
     // The COMMIT waits for the event loop's next turn, so that the requests whose data has arrived
     // meanwhile run their transactions in this one (a transaction here runs without yielding to
     // other requests: its statements are synchronous). This one is answered only once that COMMIT
-    // is done. The connection is handed on now; Kysely's release of this lease changes nothing.
+    // is done.
+    await this.afterGroupCommit(lease, group)
+  }
+
+  /**
+   * Hands the connection on (Kysely's release of this lease then changes nothing) and waits for the
+   * group's COMMIT, on the event loop's next turn; fails if it fails.
+   */
+  private async afterGroupCommit(lease: Lease, group: Group): Promise<void> {
     lease.released = true
     this.mutex.unlock()
     this.scheduleGroupCommit()
@@ -291,17 +368,23 @@ export class ServiceSqliteDriver implements Driver {
     if (!lease.inTransaction || lease.released) {
       // A COMMIT that failed may have left the transaction open.
       if (this.maxGroup === 1 && this.config.database.inTransaction) this.sql('rollback')
+      this.stopWriting()
       return
     }
     if (this.maxGroup === 1) {
       lease.inTransaction = false
       this.sql('rollback')
+      this.stopWriting()
       return
     }
     // Only this transaction's work is undone; the group's other members keep theirs.
+    const group = this.group
     this.sql(`rollback to ${MEMBER}`)
     this.sql(`release ${MEMBER}`)
     lease.inTransaction = false
+    // Why it failed may rest on what the group's earlier members wrote, not committed yet (a 409
+    // naming another request's session): it is answered once that is committed, and fails with it.
+    if (group !== undefined && group.members > 0) await this.afterGroupCommit(lease, group)
   }
 
   async savepoint(connection: DatabaseConnection, name: string, _compile: QueryCompiler['compileQuery']) {
@@ -344,6 +427,8 @@ export class ServiceSqliteDriver implements Driver {
     }
     this.connection.statements.clear()
     this.config.database.close()
+    this.stopWriting()
+    this.writeLock?.connectionClosed()
   }
 
   /** COMMITs the open group on the event loop's next turn, after whoever holds the connection. */
@@ -370,6 +455,8 @@ export class ServiceSqliteDriver implements Driver {
       if (this.config.database.inTransaction) this.sql('rollback')
       group.reject(error)
       throw error
+    } finally {
+      this.stopWriting()
     }
     this.groupCommits.commits++
     this.groupCommits.transactions += group.members
@@ -419,6 +506,11 @@ function quoteName(name: string): string {
 class ServiceSqliteConnection {
   constructor(readonly statements: StatementCache) {}
 
+  /** True for a statement that changes nothing in the database file (a SELECT). */
+  readsOnly(compiledQuery: CompiledQuery): boolean {
+    return this.statements.get(compiledQuery.sql).readonly
+  }
+
   execute<R>(compiledQuery: CompiledQuery): QueryResult<R> {
     const statement = this.statements.get(compiledQuery.sql)
     const parameters = compiledQuery.parameters as unknown[]
@@ -441,21 +533,72 @@ class ServiceSqliteConnection {
 }
 
 /** A lock handed to waiters in turn (first come, first served). */
-class ConnectionMutex {
+class Mutex {
   private locked = false
-  private readonly waiters: Array<() => void> = []
+  /** Each waiter takes the lock and says so, or says it gave up waiting. */
+  private readonly waiters: Array<() => boolean> = []
 
-  lock(): Promise<void> {
+  /** Resolves once the lock is the caller's; with `timeout`, rejects with its error after its ms. */
+  lock(timeout?: { ms: number; error: () => Error }): Promise<void> {
     if (!this.locked) {
       this.locked = true
       return Promise.resolve()
     }
-    return new Promise((resolve) => this.waiters.push(resolve))
+    return new Promise((resolve, reject) => {
+      let waiting = true
+      const timer =
+        timeout === undefined
+          ? undefined
+          : setTimeout(() => {
+              waiting = false
+              reject(timeout.error())
+            }, timeout.ms)
+      this.waiters.push(() => {
+        if (!waiting) return false
+        clearTimeout(timer)
+        resolve()
+        return true
+      })
+    })
   }
 
   unlock(): void {
-    const next = this.waiters.shift()
-    if (next) next()
-    else this.locked = false
+    while (this.waiters.length > 0) if (this.waiters.shift()?.()) return
+    this.locked = false
+  }
+}
+
+/**
+ * The write lock of one database file among the connections of this process, taken before SQLite's
+ * own. SQLite's lock is made for processes: a connection that finds it taken waits in busy_timeout,
+ * synchronously, so a connection of the same process waiting there would stop the event loop, and
+ * with it the COMMIT that would free the lock (a group commits on the loop's next turn): both would
+ * stall for the whole timeout, then fail with SQLITE_BUSY. So the connections of one process (two
+ * apps on one file, as tests run two API processes; a test's own handle beside the app's) wait for
+ * one another here, in the event loop, and busy_timeout only ever waits for other processes.
+ */
+class FileWriteLock extends Mutex {
+  private static readonly byFile = new Map<string, FileWriteLock>()
+  private connections = 0
+
+  private constructor(private readonly file: string) {
+    super()
+  }
+
+  /** The lock of `file` (as better-sqlite3 was given it), shared by every connection that uses it. */
+  static of(name: string): FileWriteLock {
+    const file = path.resolve(name)
+    let lock = FileWriteLock.byFile.get(file)
+    if (!lock) {
+      lock = new FileWriteLock(file)
+      FileWriteLock.byFile.set(file, lock)
+    }
+    lock.connections++
+    return lock
+  }
+
+  /** A connection closed: once none is left, the file's lock is forgotten. */
+  connectionClosed(): void {
+    if (--this.connections === 0) FileWriteLock.byFile.delete(this.file)
   }
 }
