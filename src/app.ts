@@ -12,6 +12,7 @@ import { CreateRunner, purgeExpiredIdempotencyKeys } from './http/idempotency.js
 import { registerOpenApi } from './http/openapi.js'
 import { Paginator } from './http/pagination.js'
 import { registerRateLimit } from './http/rate-limit.js'
+import { registerReadiness } from './http/readiness.js'
 import { newRequestId } from './http/request-id.js'
 import { serializerFactory } from './http/serialization.js'
 import { rejectNulCharacters, validatorCompiler } from './http/validation.js'
@@ -96,6 +97,7 @@ export async function buildApp({ config, db, redis }: AppDependencies): Promise<
     await db.selectFrom('settings').select('name').limit(1).execute()
     return { status: 'ok' }
   })
+  registerReadiness(app, db)
   // Named schemas, GET /v1/openapi.json and /docs; before the routes, which it documents.
   await registerOpenApi(app)
   await app.register(operatorRoutes)

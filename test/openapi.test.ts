@@ -126,9 +126,13 @@ describe('the OpenAPI document', () => {
     }
     const documented = operations().map((o) => `${o.method} ${o.path}`)
     expect(documented.sort()).toEqual(api.map((r) => `${r.method} ${toTemplate(r.url)}`).sort())
-    // Outside /v1/: the health check, the reference UI and the manager console, hidden by design.
+    // Outside /v1/: the health and readiness checks, the reference UI and the manager console,
+    // hidden by design.
     const others = routes.filter((r) => !r.url.startsWith('/v1/')).map((r) => r.url)
-    expect(others.filter((u) => !u.startsWith('/docs') && !u.startsWith('/console'))).toEqual(['/healthz'])
+    expect(others.filter((u) => !u.startsWith('/docs') && !u.startsWith('/console')).sort()).toEqual([
+      '/healthz',
+      '/readyz',
+    ])
     for (const url of others) expect(doc.paths[url]).toBeUndefined()
   })
 

@@ -65,6 +65,7 @@ export const ERROR_CODES = {
   invalid_event_type: { type: 'validation_error', status: 422 },
   invalid_url: { type: 'validation_error', status: 422 },
   rate_limited: { type: 'rate_limited', status: 429 },
+  not_ready: { type: 'api_error', status: 503 },
 } as const satisfies Record<string, { type: ErrorType; status: number }>
 
 export type ErrorCode = keyof typeof ERROR_CODES
@@ -263,6 +264,8 @@ export const errors = {
   invalidUrl: (message: string) => coded('invalid_url', message, { param: 'url' }),
   rateLimited: (retryAfterSeconds: number) =>
     coded('rate_limited', `Too many requests; retry after ${retryAfterSeconds} s.`),
+  /** GET /readyz: the service cannot serve requests yet (or any more); `reason` says why. */
+  notReady: (reason: string) => coded('not_ready', `The service is not ready: ${reason}.`),
   internal: () =>
     ApiError.uncoded('api_error', 'An unexpected error occurred. Quote the request_id when reporting it.'),
 }

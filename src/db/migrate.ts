@@ -1,4 +1,4 @@
-import { type Migration, type MigrationProvider, Migrator, sql } from 'kysely'
+import { DEFAULT_MIGRATION_TABLE, type Migration, type MigrationProvider, Migrator, sql } from 'kysely'
 import { supportsRowLocks } from './connection.js'
 import * as m001 from './migrations/001_foundation.js'
 import * as m002 from './migrations/002_attendance.js'
@@ -45,4 +45,20 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
   const { error, results } = await migrator.migrateToLatest()
   if (error) throw error instanceof Error ? error : new Error(String(error))
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
+}
+
+/**
+ * The migrations of this version that the database has not run: none when its schema is at the
+ * latest. One small query, cheap enough for every readiness probe, and it fails as any query does
+ * when the database does not answer. A migration the database has and this version lacks (a newer
+ * release ran) is not counted: migrations only add, so this version still works on that schema.
+ */
+export async function missingMigrations(db: Db): Promise<string[]> {
+  // Unqualified: on PostgreSQL the table is in the connection's own schema, the first of its
+  // search_path (migrateToLatest pins it there).
+  const { rows } = await sql<{
+    name: string
+  }>`select name from ${sql.table(DEFAULT_MIGRATION_TABLE)}`.execute(db)
+  const done = new Set(rows.map((row) => row.name))
+  return Object.keys(migrations).filter((name) => !done.has(name))
 }

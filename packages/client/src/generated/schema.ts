@@ -1367,6 +1367,7 @@ export interface paths {
                       | 'invalid_event_type'
                       | 'invalid_url'
                       | 'rate_limited'
+                      | 'not_ready'
                     message: string
                     /** @description The offending parameter, when applicable. */
                     param?: string
@@ -4162,6 +4163,7 @@ export interface components {
           | 'invalid_event_type'
           | 'invalid_url'
           | 'rate_limited'
+          | 'not_ready'
         message: string
         /** @description The offending parameter, when applicable. */
         param?: string
