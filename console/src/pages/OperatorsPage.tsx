@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks'
 import type { Operator } from '../../../packages/client/src/client.js'
 import { Badge } from '../components/Badge.js'
 import { ErrorNotice } from '../components/ErrorNotice.js'
+import { Field } from '../components/Field.js'
 import { PagedTable } from '../components/PagedTable.js'
 import { PageTitle } from '../components/PageTitle.js'
 import { useSignedIn } from '../context.js'
@@ -109,15 +110,13 @@ export function OperatorsPage() {
     <>
       <PageTitle>Operators</PageTitle>
       <form class="filters" onSubmit={(event) => event.preventDefault()}>
-        <div>
-          <label for="operator-search">Search by ident or name</label>
-          <input
-            id="operator-search"
-            type="search"
-            value={search}
-            onInput={(event) => setSearch(event.currentTarget.value)}
-          />
-        </div>
+        <Field
+          id="operator-search"
+          label="Search by ident or name"
+          type="search"
+          value={search}
+          onValue={setSearch}
+        />
         <div>
           <label for="operator-active">Status</label>
           <select

@@ -4,6 +4,7 @@ import type { Problem } from '../api.js'
 import { Badge } from '../components/Badge.js'
 import { Confirm } from '../components/Confirm.js'
 import { ErrorNotice } from '../components/ErrorNotice.js'
+import { Field } from '../components/Field.js'
 import { PagedTable } from '../components/PagedTable.js'
 import { PageTitle } from '../components/PageTitle.js'
 import { useSignedIn } from '../context.js'
@@ -156,26 +157,15 @@ function NewPayPeriodForm({ onCreated }: { onCreated: (period: PayPeriod) => voi
   }
   return (
     <form class="filters" onSubmit={submit} aria-label="New pay period">
-      <div>
-        <label for="period-start">New period from</label>
-        <input
-          id="period-start"
-          type="date"
-          required
-          value={start}
-          onInput={(e) => setStart(e.currentTarget.value)}
-        />
-      </div>
-      <div>
-        <label for="period-end">to</label>
-        <input
-          id="period-end"
-          type="date"
-          required
-          value={end}
-          onInput={(e) => setEnd(e.currentTarget.value)}
-        />
-      </div>
+      <Field
+        id="period-start"
+        label="New period from"
+        type="date"
+        required
+        value={start}
+        onValue={setStart}
+      />
+      <Field id="period-end" label="to" type="date" required value={end} onValue={setEnd} />
       <button type="submit" disabled={action.pending}>
         Create pay period
       </button>

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks'
 import type { Session, SessionListParams } from '../../../packages/client/src/client.js'
+import { Field } from '../components/Field.js'
 import { LocationSelect } from '../components/LocationSelect.js'
 import { PagedTable } from '../components/PagedTable.js'
 import { PageTitle } from '../components/PageTitle.js'
@@ -62,9 +63,7 @@ function SessionFilters({
   onApply: (filter: SessionFilter) => void
 }) {
   const [form, setForm] = useState(initial)
-  const field =
-    (name: keyof FilterForm) => (event: { currentTarget: HTMLInputElement | HTMLSelectElement }) =>
-      setForm({ ...form, [name]: event.currentTarget.value })
+  const set = (name: keyof FilterForm) => (value: string) => setForm({ ...form, [name]: value })
 
   const submit = (event: Event) => {
     event.preventDefault()
@@ -73,14 +72,13 @@ function SessionFilters({
 
   return (
     <form class="filters" onSubmit={submit}>
-      <div>
-        <label for="filter-operator">Operator ident</label>
-        <input id="filter-operator" value={form.operatorIdent} onInput={field('operatorIdent')} />
-      </div>
-      <div>
-        <label for="filter-device">Device code</label>
-        <input id="filter-device" value={form.deviceCode} onInput={field('deviceCode')} />
-      </div>
+      <Field
+        id="filter-operator"
+        label="Operator ident"
+        value={form.operatorIdent}
+        onValue={set('operatorIdent')}
+      />
+      <Field id="filter-device" label="Device code" value={form.deviceCode} onValue={set('deviceCode')} />
       <div>
         <label for="filter-location">Location</label>
         <LocationSelect
@@ -91,7 +89,11 @@ function SessionFilters({
       </div>
       <div>
         <label for="filter-status">Status</label>
-        <select id="filter-status" value={form.status} onChange={field('status')}>
+        <select
+          id="filter-status"
+          value={form.status}
+          onChange={(event) => set('status')(event.currentTarget.value)}
+        >
           <option value="">Any</option>
           <option value="open">Open</option>
           <option value="completed">Completed</option>
@@ -99,20 +101,18 @@ function SessionFilters({
       </div>
       <div>
         <label for="filter-flagged">Flagged</label>
-        <select id="filter-flagged" value={form.flagged} onChange={field('flagged')}>
+        <select
+          id="filter-flagged"
+          value={form.flagged}
+          onChange={(event) => set('flagged')(event.currentTarget.value)}
+        >
           <option value="">Any</option>
           <option value="true">Flagged</option>
           <option value="false">Not flagged</option>
         </select>
       </div>
-      <div>
-        <label for="filter-from">Check-in from</label>
-        <input id="filter-from" type="date" value={form.from} onInput={field('from')} />
-      </div>
-      <div>
-        <label for="filter-to">Check-in before</label>
-        <input id="filter-to" type="date" value={form.to} onInput={field('to')} />
-      </div>
+      <Field id="filter-from" label="Check-in from" type="date" value={form.from} onValue={set('from')} />
+      <Field id="filter-to" label="Check-in before" type="date" value={form.to} onValue={set('to')} />
       <button type="submit">Apply filters</button>
     </form>
   )

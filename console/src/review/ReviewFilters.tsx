@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks'
 import type { SessionListParams } from '../../../packages/client/src/client.js'
+import { Field } from '../components/Field.js'
 import { LocationSelect } from '../components/LocationSelect.js'
 import { addressQuery } from '../router.js'
 
@@ -48,9 +49,6 @@ export function ReviewFilters({
   onApply: (filter: ReviewFilter) => void
 }) {
   const [form, setForm] = useState(initial)
-  const text = (name: keyof ReviewForm) => (event: { currentTarget: HTMLInputElement }) =>
-    setForm({ ...form, [name]: event.currentTarget.value })
-
   const submit = (event: Event) => {
     event.preventDefault()
     onApply(filterOf(form))
@@ -66,18 +64,26 @@ export function ReviewFilters({
           onChange={(locationId) => setForm({ ...form, locationId })}
         />
       </div>
-      <div>
-        <label for="review-operator">Operator ident</label>
-        <input id="review-operator" value={form.operatorIdent} onInput={text('operatorIdent')} />
-      </div>
-      <div>
-        <label for="review-from">Work date from</label>
-        <input id="review-from" type="date" value={form.from} onInput={text('from')} />
-      </div>
-      <div>
-        <label for="review-to">Work date to</label>
-        <input id="review-to" type="date" value={form.to} onInput={text('to')} />
-      </div>
+      <Field
+        id="review-operator"
+        label="Operator ident"
+        value={form.operatorIdent}
+        onValue={(operatorIdent) => setForm({ ...form, operatorIdent })}
+      />
+      <Field
+        id="review-from"
+        label="Work date from"
+        type="date"
+        value={form.from}
+        onValue={(from) => setForm({ ...form, from })}
+      />
+      <Field
+        id="review-to"
+        label="Work date to"
+        type="date"
+        value={form.to}
+        onValue={(to) => setForm({ ...form, to })}
+      />
       <button type="submit">Apply filters</button>
     </form>
   )

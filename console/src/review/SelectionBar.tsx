@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks'
+import { Field } from '../components/Field.js'
 import { count } from '../format.js'
 import { type Decision, missingNote } from './reviews.js'
 
@@ -29,10 +30,7 @@ export function SelectionBar({
   return (
     <section class="selection-bar" aria-label="Review the selection">
       <p>{`${count(selected, 'session')} selected`}</p>
-      <div>
-        <label for="selection-note">Note for the selection</label>
-        <input id="selection-note" value={note} onInput={(event) => setNote(event.currentTarget.value)} />
-      </div>
+      <Field id="selection-note" label="Note for the selection" value={note} onValue={setNote} />
       <button type="button" disabled={disabled} onClick={() => decide('approve')}>
         Approve selected
       </button>

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks'
 import type { Session, SessionUpdateParams } from '../../../packages/client/src/client.js'
 import { ErrorNotice } from '../components/ErrorNotice.js'
+import { Field } from '../components/Field.js'
 import { useSignedIn } from '../context.js'
 import { useAction } from '../hooks.js'
 import { instantOf, wallClockOf } from '../zoned-time.js'
@@ -51,28 +52,24 @@ export function CorrectionForm({
   return (
     <form class="filters correction" onSubmit={submit} aria-labelledby="correction-heading">
       <h2 id="correction-heading">Check-out and break</h2>
-      <div>
-        <label for="correction-check-out">{`Check-out (${zone} time)`}</label>
-        <input
-          id="correction-check-out"
-          type="datetime-local"
-          required
-          value={checkOut}
-          onInput={(event) => setCheckOut(event.currentTarget.value)}
-        />
-      </div>
-      <div>
-        <label for="correction-break">Break (minutes)</label>
-        <input
-          id="correction-break"
-          type="number"
-          min={0}
-          step={1}
-          required
-          value={breakMinutes}
-          onInput={(event) => setBreakMinutes(event.currentTarget.value)}
-        />
-      </div>
+      <Field
+        id="correction-check-out"
+        label={`Check-out (${zone} time)`}
+        type="datetime-local"
+        required
+        value={checkOut}
+        onValue={setCheckOut}
+      />
+      <Field
+        id="correction-break"
+        label="Break (minutes)"
+        type="number"
+        min={0}
+        step={1}
+        required
+        value={breakMinutes}
+        onValue={setBreakMinutes}
+      />
       <button type="submit" disabled={action.pending}>
         Save check-out and break
       </button>

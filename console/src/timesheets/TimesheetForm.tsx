@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks'
 import { asProblem, type Problem } from '../api.js'
 import { ErrorNotice } from '../components/ErrorNotice.js'
+import { Field } from '../components/Field.js'
 import { LocationSelect } from '../components/LocationSelect.js'
 import { useSignedIn } from '../context.js'
 import { operatorIdOf } from '../operators.js'
@@ -44,26 +45,22 @@ export function TimesheetFilters({
   }
   return (
     <form class="filters" onSubmit={submit}>
-      <div>
-        <label for="timesheet-from">From</label>
-        <input
-          id="timesheet-from"
-          type="date"
-          required
-          value={form.from}
-          onInput={(event) => onChange({ ...form, from: event.currentTarget.value })}
-        />
-      </div>
-      <div>
-        <label for="timesheet-to">To</label>
-        <input
-          id="timesheet-to"
-          type="date"
-          required
-          value={form.to}
-          onInput={(event) => onChange({ ...form, to: event.currentTarget.value })}
-        />
-      </div>
+      <Field
+        id="timesheet-from"
+        label="From"
+        type="date"
+        required
+        value={form.from}
+        onValue={(from) => onChange({ ...form, from })}
+      />
+      <Field
+        id="timesheet-to"
+        label="To"
+        type="date"
+        required
+        value={form.to}
+        onValue={(to) => onChange({ ...form, to })}
+      />
       <div>
         <label for="timesheet-group">Per</label>
         <select
@@ -83,14 +80,12 @@ export function TimesheetFilters({
           onChange={(locationId) => onChange({ ...form, locationId })}
         />
       </div>
-      <div>
-        <label for="timesheet-operator">Operator ident</label>
-        <input
-          id="timesheet-operator"
-          value={form.operatorIdent}
-          onInput={(event) => onChange({ ...form, operatorIdent: event.currentTarget.value })}
-        />
-      </div>
+      <Field
+        id="timesheet-operator"
+        label="Operator ident"
+        value={form.operatorIdent}
+        onValue={(operatorIdent) => onChange({ ...form, operatorIdent })}
+      />
       <button type="submit">Show timesheet</button>
       <ErrorNotice error={problem} />
     </form>

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks'
 import type { WebhookRecovery } from '../../../packages/client/src/client.js'
 import { ErrorNotice } from '../components/ErrorNotice.js'
+import { Field } from '../components/Field.js'
 import { useSignedIn } from '../context.js'
 import { count } from '../format.js'
 import { useAction } from '../hooks.js'
@@ -42,25 +43,21 @@ export function RecoverForm({ endpointId, onRecovered }: { endpointId: string; o
   }
   return (
     <form class="filters" onSubmit={submit} aria-label="Recover deliveries">
-      <div>
-        <label for="recover-since">Recover since</label>
-        <input
-          id="recover-since"
-          type="datetime-local"
-          required
-          value={since}
-          onInput={(event) => setSince(event.currentTarget.value)}
-        />
-      </div>
-      <div>
-        <label for="recover-until">until (optional)</label>
-        <input
-          id="recover-until"
-          type="datetime-local"
-          value={until}
-          onInput={(event) => setUntil(event.currentTarget.value)}
-        />
-      </div>
+      <Field
+        id="recover-since"
+        label="Recover since"
+        type="datetime-local"
+        required
+        value={since}
+        onValue={setSince}
+      />
+      <Field
+        id="recover-until"
+        label="until (optional)"
+        type="datetime-local"
+        value={until}
+        onValue={setUntil}
+      />
       <button type="submit" disabled={action.pending}>
         Recover
       </button>
