@@ -1,25 +1,20 @@
 import type { Session } from '../../packages/client/src/client.js'
+import { formatterPerZone } from './zoned-time.js'
 
 /** Dates, numbers and counts as a manager reads them. */
 
-const formatters = new Map<string, Intl.DateTimeFormat>()
+const localTimeFormat = formatterPerZone('en-GB', {
+  year: 'numeric',
+  month: 'short',
+  day: '2-digit',
+  hour: '2-digit',
+  minute: '2-digit',
+  timeZoneName: 'short',
+})
 
 /** An instant as wall-clock time in `timeZone` (a location's zone), with the zone named. */
 export function localTime(iso: string, timeZone = 'UTC'): string {
-  let formatter = formatters.get(timeZone)
-  if (!formatter) {
-    formatter = new Intl.DateTimeFormat('en-GB', {
-      timeZone,
-      year: 'numeric',
-      month: 'short',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      timeZoneName: 'short',
-    })
-    formatters.set(timeZone, formatter)
-  }
-  return formatter.format(new Date(iso))
+  return localTimeFormat(timeZone).format(new Date(iso))
 }
 
 export function hours(value: number | null): string {

@@ -4,25 +4,34 @@
  * whatever the browser's zone is.
  */
 
-const formatters = new Map<string, Intl.DateTimeFormat>()
-
-function formatterFor(timeZone: string): Intl.DateTimeFormat {
-  let formatter = formatters.get(timeZone)
-  if (!formatter) {
-    formatter = new Intl.DateTimeFormat('en-US', {
-      timeZone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-    })
-    formatters.set(timeZone, formatter)
+/**
+ * An `Intl.DateTimeFormat` of `locale` and `options` for each zone asked for, made once: making one
+ * costs far more than formatting with it, and a page formats every time of a long list.
+ */
+export function formatterPerZone(
+  locale: string,
+  options: Intl.DateTimeFormatOptions,
+): (timeZone: string) => Intl.DateTimeFormat {
+  const formatters = new Map<string, Intl.DateTimeFormat>()
+  return (timeZone) => {
+    let formatter = formatters.get(timeZone)
+    if (!formatter) {
+      formatter = new Intl.DateTimeFormat(locale, { ...options, timeZone })
+      formatters.set(timeZone, formatter)
+    }
+    return formatter
   }
-  return formatter
 }
+
+const formatterFor = formatterPerZone('en-US', {
+  hourCycle: 'h23',
+  year: 'numeric',
+  month: '2-digit',
+  day: '2-digit',
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+})
 
 interface WallClock {
   year: number
