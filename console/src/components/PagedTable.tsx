@@ -2,7 +2,7 @@ import type { ComponentChildren } from 'preact'
 import type { PagedList } from '../hooks.js'
 import { ErrorNotice } from './ErrorNotice.js'
 import { LoadMore, type Noun, shownSummary } from './LoadMore.js'
-import { Table } from './Table.js'
+import { Table, type TableProps } from './Table.js'
 
 interface PagedWords {
   noun: Noun
@@ -40,26 +40,14 @@ export function Paged({
 /** A paged list as every list page shows one: a table (`Table`), read through `Paged`. */
 export function PagedTable({
   list,
-  caption,
-  head,
-  children,
-  foot,
-  class: className,
-  ...words
-}: PagedWords & {
-  list: Omit<PagedList<unknown>, 'replace'>
-  caption: string
-  head: ComponentChildren
-  /** The body's rows. */
-  children: ComponentChildren
-  foot?: ComponentChildren
-  class?: string
-}) {
+  noun,
+  empty,
+  summary,
+  ...table
+}: PagedWords & TableProps & { list: Omit<PagedList<unknown>, 'replace'> }) {
   return (
-    <Paged list={list} {...words}>
-      <Table caption={caption} head={head} foot={foot} class={className}>
-        {children}
-      </Table>
+    <Paged list={list} noun={noun} empty={empty} summary={summary}>
+      <Table {...table} />
     </Paged>
   )
 }
