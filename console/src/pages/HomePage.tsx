@@ -1,4 +1,5 @@
 import type { ComponentChildren } from 'preact'
+import type { SessionListParams } from '../../../packages/client/src/client.js'
 import { firstItems } from '../api.js'
 import { ErrorNotice } from '../components/ErrorNotice.js'
 import { PageTitle } from '../components/PageTitle.js'
@@ -39,38 +40,39 @@ function counted(found: { items: unknown[]; complete: boolean }, one: string, ot
   return found.complete ? count(found.items.length, one, other) : `More than ${count(COUNTED, one, other)}`
 }
 
-function PendingReviews() {
+/**
+ * A figure that counts the sessions a filter finds (up to COUNTED) in words, in the singular for
+ * one and with `none` for none, and the link to where they are dealt with.
+ */
+function SessionsFigure({
+  id,
+  title,
+  filter,
+  none,
+  one,
+  other,
+  to,
+  link,
+}: {
+  id: string
+  title: string
+  /** Fixed for the figure: it is counted again only for another key. */
+  filter: SessionListParams
+  none: string
+  /** "session awaits review", after the count. */
+  one: string
+  other: string
+  to: string
+  link: string
+}) {
   const { api } = useSignedIn()
-  const pending = useLoad(() => firstItems(api.sessions, { review_status: 'pending' }, COUNTED), [api])
+  const found = useLoad(() => firstItems(api.sessions, filter, COUNTED), [api])
   return (
-    <Card id="home-reviews" title="Pending reviews" loaded={pending}>
-      {(found) => (
+    <Card id={id} title={title} loaded={found}>
+      {(sessions) => (
         <>
-          <p class="figure">
-            {found.items.length === 0
-              ? 'Nothing awaits review.'
-              : counted(found, 'session awaits review', 'sessions await review')}
-          </p>
-          <Link to="/review">Open the review queue</Link>
-        </>
-      )}
-    </Card>
-  )
-}
-
-function OpenSessions() {
-  const { api } = useSignedIn()
-  const open = useLoad(() => firstItems(api.sessions, { status: 'open' }, COUNTED), [api])
-  return (
-    <Card id="home-open" title="Open sessions" loaded={open}>
-      {(found) => (
-        <>
-          <p class="figure">
-            {found.items.length === 0
-              ? 'Nobody is checked in now.'
-              : counted(found, 'session open now', 'sessions open now')}
-          </p>
-          <Link to="/sessions?status=open">See who is checked in</Link>
+          <p class="figure">{sessions.items.length === 0 ? none : counted(sessions, one, other)}</p>
+          <Link to={to}>{link}</Link>
         </>
       )}
     </Card>
@@ -125,8 +127,26 @@ export function HomePage() {
     <>
       <PageTitle>Home</PageTitle>
       <div class="cards">
-        <PendingReviews />
-        <OpenSessions />
+        <SessionsFigure
+          id="home-reviews"
+          title="Pending reviews"
+          filter={{ review_status: 'pending' }}
+          none="Nothing awaits review."
+          one="session awaits review"
+          other="sessions await review"
+          to="/review"
+          link="Open the review queue"
+        />
+        <SessionsFigure
+          id="home-open"
+          title="Open sessions"
+          filter={{ status: 'open' }}
+          none="Nobody is checked in now."
+          one="session open now"
+          other="sessions open now"
+          to="/sessions?status=open"
+          link="See who is checked in"
+        />
         <PeriodHours />
       </div>
     </>
