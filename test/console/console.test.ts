@@ -13,23 +13,26 @@ import type {
   WebhookEndpointWithSecret,
 } from '../helpers/assertions.js'
 import {
-  accessibilityViolations,
   chromiumAvailable,
+  expectUsablePage,
   horizontalOverflow,
   launchChromium,
   SCREENS,
-  screenshot,
   sessionStorageOf,
 } from '../helpers/browser.js'
-import { buildConsoleTestApp, consolePage, listen, openFromMenu, signIn } from '../helpers/console.js'
+import {
+  buildConsoleTestApp,
+  consolePage,
+  listen,
+  openFromMenu,
+  signIn,
+  utcDate,
+} from '../helpers/console.js'
 import { WebhookReceiver } from '../helpers/webhook-receiver.js'
 
 /** Operators made for the file, one delivery each: 20 deliveries, as the issue's delivery log had. */
 const OPERATORS = 20
 const HOUR = 60 * 60 * 1000
-
-/** `YYYY-MM-DD` of an instant in UTC, the browser's zone in these tests. */
-const utcDate = (ms: number) => new Date(ms).toISOString().slice(0, 10)
 
 /**
  * The console in Debian's Chromium against the real service on a real port: one browser for the
@@ -56,13 +59,7 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the console in a browser, on 
 
   const api = () => t.client(key)
 
-  /** No serious accessibility violation, and no sideways scrolling of the page, on either screen. */
-  async function expectUsable(name: string): Promise<void> {
-    expect(await accessibilityViolations(page), name).toEqual([])
-    expect(await horizontalOverflow(page), `${name} scrolls sideways`).toBeLessThanOrEqual(0)
-    if (!phone) await screenshot(page, name)
-    else if (name === 'home' || name === 'deliveries') await screenshot(page, `${name}-phone`)
-  }
+  const expectUsable = (name: string) => expectUsablePage(page, screen, name, ['home', 'deliveries'])
 
   async function waitForDeliveriesAttempted(count: number): Promise<Delivery[]> {
     return receiver.waitFor(

@@ -6,15 +6,15 @@ import { setKeyLabel } from '../../src/modules/keys/service.js'
 import { ForgottenCheckOutSweep } from '../../src/modules/sessions/sweep.js'
 import type { TestApp } from '../helpers/app.js'
 import type { List, Location, PayPeriod, Scan, Session } from '../helpers/assertions.js'
+import { chromiumAvailable, expectUsablePage, launchChromium, SCREENS } from '../helpers/browser.js'
 import {
-  accessibilityViolations,
-  chromiumAvailable,
-  horizontalOverflow,
-  launchChromium,
-  SCREENS,
-  screenshot,
-} from '../helpers/browser.js'
-import { buildConsoleTestApp, consolePage, listen, openFromMenu, signIn } from '../helpers/console.js'
+  buildConsoleTestApp,
+  consolePage,
+  listen,
+  openFromMenu,
+  signIn,
+  utcDate,
+} from '../helpers/console.js'
 
 const QUEUE_VOLUME = 10_000
 /** Rows per INSERT: under both databases' limits on bound parameters. */
@@ -23,8 +23,6 @@ const INSERT_BATCH = 500
 const PAST_DAYS = 150
 const DAY = 24 * 60 * 60 * 1000
 
-/** `YYYY-MM-DD` of an instant in UTC, the browser's zone in these tests. */
-const utcDate = (ms: number) => new Date(ms).toISOString().slice(0, 10)
 /** The day after a date, as the refusal of an early close names it. */
 const dayAfter = (date: string) => utcDate(Date.parse(`${date}T00:00:00Z`) + DAY)
 
@@ -51,12 +49,8 @@ describe.runIf(chromiumAvailable()).each(SCREENS)(
 
     const api = () => t.client(key)
 
-    async function expectUsable(name: string): Promise<void> {
-      expect(await accessibilityViolations(page), name).toEqual([])
-      expect(await horizontalOverflow(page), `${name} scrolls sideways`).toBeLessThanOrEqual(0)
-      if (!phone) await screenshot(page, name)
-      else if (name === 'review' || name === 'session-correction') await screenshot(page, `${name}-phone`)
-    }
+    const expectUsable = (name: string) =>
+      expectUsablePage(page, screen, name, ['review', 'session-correction'])
 
     async function createSession(
       name: string,

@@ -2,6 +2,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import axe from 'axe-core'
 import { type Browser, chromium, type Page } from 'playwright-core'
+import { expect } from 'vitest'
 import { dialect } from './database.js'
 import { ROOT } from './process.js'
 
@@ -86,6 +87,23 @@ export async function accessibilityViolations(page: Page): Promise<string[]> {
 export async function screenshot(page: Page, name: string): Promise<void> {
   if (process.env.CONSOLE_SCREENSHOTS !== '1' || dialect !== 'sqlite') return
   await page.screenshot({ path: path.join(ROOT, 'docs', 'console', `${name}.png`) })
+}
+
+/**
+ * A page as a manager must be able to use it, on either screen: no serious accessibility violation,
+ * no sideways scrolling of the page. Its screenshot (`screenshot`) is `name` on a desktop, and
+ * `name-phone` on a phone for the pages named in `phoneScreenshots` (the docs show a few).
+ */
+export async function expectUsablePage(
+  page: Page,
+  screen: Screen,
+  name: string,
+  phoneScreenshots: string[],
+): Promise<void> {
+  expect(await accessibilityViolations(page), name).toEqual([])
+  expect(await horizontalOverflow(page), `${name} scrolls sideways`).toBeLessThanOrEqual(0)
+  if (screen.name === 'desktop') await screenshot(page, name)
+  else if (phoneScreenshots.includes(name)) await screenshot(page, `${name}-phone`)
 }
 
 /** The page's sessionStorage as JSON (an expression string: the test's TypeScript has no DOM types). */

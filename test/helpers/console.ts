@@ -44,6 +44,9 @@ export async function listen(t: TestApp): Promise<string> {
   return t.app.listen({ host: '127.0.0.1', port: 0 })
 }
 
+/** `YYYY-MM-DD` of an instant in UTC, the browser's zone in these tests (`consolePage`). */
+export const utcDate = (ms: number) => new Date(ms).toISOString().slice(0, 10)
+
 /**
  * A page in a fresh browser context of the screen's size (UTC, British English), and the script
  * errors and CSP refusals it logs: a test ends by checking there were none it did not expect.
