@@ -139,6 +139,12 @@ describe.runIf(chromiumAvailable()).each(SCREENS)(
     it('lists pending sessions by work date with who, when, how long, why and notes, and filters them', async () => {
       await openFromMenu(page, 'Review')
       await row('W-001', '2026-10-24').waitFor()
+      // Names load after the rows (once per operator): read the rows once every operator's is in.
+      for (const name of ['Ada Lovelace', 'Grace Hopper', 'Katherine Johnson'])
+        await page
+          .getByRole('row', { name: new RegExp(name) })
+          .first()
+          .waitFor()
       const rows = await page.getByRole('row', { name: /W-00\d/ }).allInnerTexts()
       // Oldest work date first, whatever order they were entered in.
       expect(rows.map((text) => /\d{4}-\d\d-\d\d/.exec(text)?.[0])).toEqual([
@@ -149,7 +155,6 @@ describe.runIf(chromiumAvailable()).each(SCREENS)(
         '2026-10-21',
         '2026-10-24',
       ])
-      await page.getByRole('row', { name: /Katherine Johnson/ }).waitFor()
       expect(rows[4]).toMatch(
         /Ada Lovelace W-001\s+2026-10-21\s+21 Oct 2026, 10:00 CEST\s+to 21 Oct 2026, 18:00 CEST\s+Head office\s+8\.00 h\s+entered by hand\s+Covered the late shift/,
       )
