@@ -6,11 +6,10 @@ import { signallingKysely } from './commit-signals.js'
 import { PostgresSignals } from './postgres-signals.js'
 import { SQLite } from './sqlite/addon.js'
 import { type GroupCommitStats, ServiceSqliteDialect } from './sqlite/driver.js'
-import type { Db, Dialect, Executor } from './types.js'
+import type { Db, Executor } from './types.js'
 
 export interface DatabaseHandle {
   db: Db
-  dialect: Dialect
   /** SQLite: the real COMMITs of groups and the transactions they carried (tests, benchmarks). */
   groupCommits?: GroupCommitStats
 }
@@ -48,13 +47,10 @@ export function openServiceDatabase(config: { readonly databaseUrl: string }): D
 export function openDatabase(url: string, options: OpenOptions = {}): DatabaseHandle {
   if (url.startsWith('sqlite:')) {
     const dialect = sqliteDialect(url, options)
-    return { db: signallingKysely(dialect), dialect: 'sqlite', groupCommits: dialect.groupCommits }
+    return { db: signallingKysely(dialect), groupCommits: dialect.groupCommits }
   }
   const pool = postgresPool(url)
-  return {
-    db: signallingKysely(new PostgresDialect({ pool }), new PostgresSignals(url, pool)),
-    dialect: 'postgres',
-  }
+  return { db: signallingKysely(new PostgresDialect({ pool }), new PostgresSignals(url, pool)) }
 }
 
 function sqliteDialect(url: string, options: OpenOptions): ServiceSqliteDialect {
