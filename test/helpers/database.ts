@@ -59,17 +59,15 @@ export async function createTestDatabase(
 }
 
 /**
- * A fresh database, migrated, for the tests of the enclosing `describe` (made before them, closed
- * and dropped after them): `const database = useMigratedDatabase()`, then `database.db` in a test.
- * Opened as the service opens it (on SQLite, with group commit).
+ * A fresh database for the tests of the enclosing `describe`, made and opened by `open` before them,
+ * closed and dropped after them: `const database = useDatabase(open)`, then `database.db` in a test.
  */
-export function useMigratedDatabase(): { readonly db: Db } {
+export function useDatabase(open: (url: string) => Promise<Db>): { readonly db: Db } {
   let database: TestDatabase | undefined
   let db: Db | undefined
   beforeAll(async () => {
     database = await createTestDatabase()
-    db = openServiceDatabase({ databaseUrl: database.url }).db
-    await migrateToLatest(db)
+    db = await open(database.url)
   })
   afterAll(async () => {
     await db?.destroy()
@@ -81,4 +79,13 @@ export function useMigratedDatabase(): { readonly db: Db } {
       return db
     },
   }
+}
+
+/** `useDatabase`, migrated and opened as the service opens it (on SQLite, with group commit). */
+export function useMigratedDatabase(): { readonly db: Db } {
+  return useDatabase(async (url) => {
+    const { db } = openServiceDatabase({ databaseUrl: url })
+    await migrateToLatest(db)
+    return db
+  })
 }

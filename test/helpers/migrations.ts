@@ -1,10 +1,9 @@
 import { readdirSync } from 'node:fs'
 import path from 'node:path'
 import { type Migration, Migrator, sql } from 'kysely'
-import { afterAll, beforeAll } from 'vitest'
 import { openDatabase } from '../../src/db/connection.js'
 import type { Db } from '../../src/db/types.js'
-import { createTestDatabase, dialect, type TestDatabase } from './database.js'
+import { dialect, useDatabase } from './database.js'
 import { ROOT } from './process.js'
 
 const MIGRATIONS = path.join(ROOT, 'src', 'db', 'migrations')
@@ -31,35 +30,22 @@ async function migrationsUpTo(last: string): Promise<Record<string, Migration>> 
  * those rows.
  */
 export function useDatabaseMigratedTo(last: string): { readonly db: Db } {
-  let database: TestDatabase | undefined
-  let db: Db | undefined
-  beforeAll(async () => {
-    database = await createTestDatabase()
-    const opened = openDatabase(database.url).db
-    db = opened
+  return useDatabase(async (url) => {
+    const { db } = openDatabase(url)
     // On PostgreSQL, the bookkeeping tables in the connection's own schema, where migrateToLatest
     // looks for them: otherwise it would not see the migrations run here.
     const schema =
       dialect === 'postgres'
-        ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(opened)).rows[0]?.schema
+        ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
         : undefined
     const migrations = await migrationsUpTo(last)
     const migrator = new Migrator({
-      db: opened,
+      db,
       provider: { getMigrations: async () => migrations },
       ...(schema ? { migrationTableSchema: schema } : {}),
     })
     const { error } = await migrator.migrateToLatest()
     if (error) throw error
+    return db
   })
-  afterAll(async () => {
-    await db?.destroy()
-    await database?.drop()
-  })
-  return {
-    get db(): Db {
-      if (!db) throw new Error('the database is made in beforeAll: use it inside a test')
-      return db
-    },
-  }
 }
