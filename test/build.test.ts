@@ -1,0 +1,188 @@
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { build, readStamp, STAMP_FILE, staleness, TARGETS } from '../scripts/build.mjs'
+import { dialect } from './helpers/database.js'
+import { ROOT, run, START_MS, withFileLock } from './helpers/process.js'
+
+type Target = (typeof TARGETS)[number]
+
+/**
+ * A target of a temporary tree, built by a real child process: it records each run (and whether
+ * its incremental state was there), copies its input to its output, and fails on an input that
+ * says so, as tsc fails on a type error.
+ */
+function copyTarget(name: string): Target {
+  const script = `
+    const fs = require('node:fs')
+    fs.appendFileSync('runs.log', ${JSON.stringify(name)} + (fs.existsSync('out/${name}.cache') ? ' incremental' : ' full') + '\\n')
+    const text = fs.readFileSync('${name}/a.txt', 'utf8')
+    if (text.includes('error')) process.exit(2)
+    fs.mkdirSync('out', { recursive: true })
+    fs.writeFileSync('out/${name}.txt', text)
+    fs.writeFileSync('out/${name}.cache', 'state')`
+  return {
+    name,
+    inputs: [name, 'shared.json'],
+    outputs: [`out/${name}.txt`],
+    cache: [`out/${name}.cache`],
+    command: [process.execPath, '-e', script],
+  }
+}
+
+describe('the build (scripts/build.mjs): only what changed, never a stamp for a failed build', () => {
+  let root: string
+  const targets = [copyTarget('server'), copyTarget('console')]
+  const write = (file: string, text: string) => {
+    fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true })
+    fs.writeFileSync(path.join(root, file), text)
+  }
+  /** The runs since the last call, e.g. ['server full']. */
+  const runs = () => {
+    const file = path.join(root, 'runs.log')
+    const lines = fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim().split('\n') : []
+    fs.rmSync(file, { force: true })
+    return lines
+  }
+  const buildNow = (options: { force?: boolean } = {}) => {
+    const lines: string[] = []
+    const result = build({ root, targets, ...options, log: (line) => lines.push(line) })
+    return { ...result, lines }
+  }
+
+  beforeEach(() => {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'build-'))
+    write('server/a.txt', 'server v1')
+    write('console/a.txt', 'console v1')
+    write('shared.json', '{}')
+  })
+  afterEach(() => fs.rmSync(root, { recursive: true, force: true }))
+
+  it('builds every target without a stamp (a fresh clone), then nothing while nothing changed', () => {
+    expect(staleness(root, targets[0] as Target, readStamp(root))).toBe('never built')
+    expect(buildNow().built).toEqual(['server', 'console'])
+    expect(runs()).toEqual(['server full', 'console full'])
+    expect(fs.readFileSync(path.join(root, 'out/server.txt'), 'utf8')).toBe('server v1')
+
+    const again = buildNow()
+    expect(again.built).toEqual([])
+    expect(again.lines).toEqual(['build: up to date (server, console)'])
+    expect(runs()).toEqual([])
+  })
+
+  it('rebuilds a target whose inputs changed, incrementally, and only that one; an input both share rebuilds both', () => {
+    buildNow()
+    runs()
+    write('console/a.txt', 'console v2')
+    expect(staleness(root, targets[1] as Target, readStamp(root))).toBe('inputs changed')
+    expect(buildNow().built).toEqual(['console'])
+    expect(runs()).toEqual(['console incremental'])
+    expect(fs.readFileSync(path.join(root, 'out/console.txt'), 'utf8')).toBe('console v2')
+
+    write('shared.json', '{"dependencies":{}}')
+    expect(buildNow().built).toEqual(['server', 'console'])
+    // A new file is a change too.
+    write('server/b.txt', 'new')
+    expect(buildNow().built).toEqual(['server'])
+    runs()
+  })
+
+  it('goes by contents, not times: a touch rebuilds nothing, a change with an old time (cp -p, tar) rebuilds', () => {
+    buildNow()
+    runs()
+    const input = path.join(root, 'server/a.txt')
+    fs.utimesSync(input, new Date(), new Date(Date.now() + 60_000))
+    expect(buildNow().built).toEqual([])
+
+    fs.writeFileSync(input, 'server v0')
+    fs.utimesSync(input, new Date('2001-01-01'), new Date('2001-01-01'))
+    expect(buildNow().built).toEqual(['server'])
+    expect(runs()).toEqual(['server incremental'])
+  })
+
+  it('a failed build leaves no stamp that skips the next: back at the stamped inputs, it builds again', () => {
+    buildNow()
+    runs()
+    write('server/a.txt', 'a type error')
+    const failed = buildNow()
+    expect(failed.failed).toEqual({ name: 'server', status: 2 })
+    expect(failed.lines).toContain('build: server failed')
+    // The console, after it, is not built; its stamp stays.
+    expect(runs()).toEqual(['server incremental'])
+    expect(Object.keys(readStamp(root).targets)).toEqual(['console'])
+
+    // The inputs its stamp recorded are back, but its outputs may be the failed build's.
+    write('server/a.txt', 'server v1')
+    expect(staleness(root, targets[0] as Target, readStamp(root))).toBe('never built')
+    expect(buildNow().built).toEqual(['server'])
+    expect(runs()).toEqual(['server incremental'])
+    expect(buildNow().built).toEqual([])
+  })
+
+  it('outputs deleted or rebuilt by another command: built again, from scratch (the incremental state goes first)', () => {
+    buildNow()
+    runs()
+    fs.rmSync(path.join(root, 'out/server.txt'))
+    expect(staleness(root, targets[0] as Target, readStamp(root))).toBe('outputs changed')
+    write('out/console.txt', 'built by another command from other sources')
+    expect(buildNow().built).toEqual(['server', 'console'])
+    expect(runs()).toEqual(['server full', 'console full'])
+    expect(fs.readFileSync(path.join(root, 'out/console.txt'), 'utf8')).toBe('console v1')
+  })
+
+  it('--force builds everything from scratch; a damaged stamp counts as none', () => {
+    buildNow()
+    runs()
+    expect(buildNow({ force: true }).built).toEqual(['server', 'console'])
+    expect(runs()).toEqual(['server full', 'console full'])
+    write(STAMP_FILE, '{"targets":')
+    expect(buildNow().built).toEqual(['server', 'console'])
+    runs()
+  })
+
+  it("the real targets' inputs exist (a renamed folder would silently leave the build stale)", () => {
+    for (const target of TARGETS) {
+      for (const input of target.inputs) expect(fs.existsSync(path.join(ROOT, input)), input).toBe(true)
+    }
+  })
+})
+
+// One run: the build does not depend on the database.
+describe.runIf(dialect === 'sqlite')('npm run build in this checkout', () => {
+  it(
+    'a second build on an unchanged tree runs neither tsc nor vite and writes nothing in dist/',
+    async () => {
+      await withFileLock('attendance-service-npm-start', async () => {
+        // The first brings dist/ up to date if it is not (npm start's test may have done so already).
+        const first = await run('npm', ['run', '--silent', 'build'], { timeoutMs: 240_000 })
+        expect(first.code, first.stdout + first.stderr).toBe(0)
+        const before = modificationTimes(path.join(ROOT, 'dist'))
+
+        const started = Date.now()
+        const second = await run('npm', ['run', '--silent', 'build'], { timeoutMs: START_MS })
+        const elapsed = Date.now() - started
+        expect(second.code, second.stdout + second.stderr).toBe(0)
+        expect(second.stderr).toContain('build: up to date (server, console)')
+        expect(second.stderr).not.toMatch(/^build: \w+ \(/m)
+        expect(modificationTimes(path.join(ROOT, 'dist'))).toEqual(before)
+        // npm itself and hashing the inputs: well under a second unloaded, never tsc's 10 s or more.
+        expect(elapsed).toBeLessThan(10_000)
+      })
+    },
+    240_000 + START_MS + 120_000,
+  )
+})
+
+/** Every file under `dir` with its modification time. */
+function modificationTimes(dir: string): Record<string, number> {
+  return Object.fromEntries(
+    fs
+      .readdirSync(dir, { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => {
+        const file = path.join(entry.parentPath, entry.name)
+        return [path.relative(dir, file), fs.statSync(file).mtimeMs]
+      }),
+  )
+}
