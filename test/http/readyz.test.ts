@@ -15,13 +15,18 @@ async function readyz(t: TestApp): Promise<ApiResponse> {
   return { status: raw.statusCode, headers: raw.headers, body: JSON.parse(raw.body), raw }
 }
 
+async function healthz(t: TestApp): Promise<{ status: number; body: unknown }> {
+  const raw = await t.app.inject({ method: 'GET', url: '/healthz' })
+  return { status: raw.statusCode, body: JSON.parse(raw.body) }
+}
+
 function expectNotReady(res: ApiResponse, message: RegExp) {
   const error = expectError(res, 503, 'api_error', 'not_ready')
   expect(error.message).toMatch(message)
   expect(Object.keys(res.body as object)).toEqual(['error'])
 }
 
-describe('GET /readyz', () => {
+describe('GET /readyz (and /healthz beside it)', () => {
   let t: TestApp
   beforeAll(async () => {
     t = await buildTestApp()
@@ -108,6 +113,9 @@ describe('GET /readyz when the database is gone', () => {
           `select pg_terminate_backend(pid) from pg_stat_activity where datname = '${name}'`,
         )
         expectNotReady(await readyz(t), /^The service is not ready: the database did not answer a query\.$/)
+        // Liveness is the process, not its database: a probe that failed here would restart a
+        // process that is fine and will be ready again once the database is.
+        expect(await healthz(t)).toEqual({ status: 200, body: { status: 'ok' } })
       } finally {
         await onServer(server.toString(), `alter database ${name} allow_connections true`)
       }
@@ -119,5 +127,6 @@ describe('GET /readyz when the database is gone', () => {
     expect((await readyz(t)).status).toBe(200)
     await t.db.destroy()
     expectNotReady(await readyz(t), /^The service is not ready: the database did not answer a query\.$/)
+    expect(await healthz(t)).toEqual({ status: 200, body: { status: 'ok' } })
   })
 })
