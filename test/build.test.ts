@@ -159,15 +159,12 @@ describe.runIf(dialect === 'sqlite')('npm run build in this checkout', () => {
         expect(first.code, first.stdout + first.stderr).toBe(0)
         const before = modificationTimes(path.join(ROOT, 'dist'))
 
-        const started = Date.now()
         const second = await run('npm', ['run', '--silent', 'build'], { timeoutMs: START_MS })
-        const elapsed = Date.now() - started
         expect(second.code, second.stdout + second.stderr).toBe(0)
         expect(second.stderr).toContain('build: up to date (server, console)')
         expect(second.stderr).not.toMatch(/^build: \w+ \(/m)
+        // What makes it quick (measured in docs/operations.md, not timed here): nothing was rebuilt.
         expect(modificationTimes(path.join(ROOT, 'dist'))).toEqual(before)
-        // npm itself and hashing the inputs: well under a second unloaded, never tsc's 10 s or more.
-        expect(elapsed).toBeLessThan(10_000)
       })
     },
     240_000 + START_MS + 120_000,
