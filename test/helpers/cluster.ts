@@ -1,0 +1,83 @@
+import { type Child, freePort, START_MS, spawnChild } from './process.js'
+
+/**
+ * The service as several processes on one database, the way it scales out: API processes with
+ * WORKER=off behind a load balancer, and `cli worker` processes doing the background work. Used by
+ * test/scale-out.test.ts and bench/scale-out.ts, so that the bench measures what the test proves.
+ */
+
+/**
+ * What runs: the sources through tsx (as the other tests start the service), or the build that
+ * `npm start` runs (`dist/`, current only after `npm run build`; the bench measures that).
+ */
+export type Entry = 'src' | 'dist'
+
+export interface ProcessOptions {
+  databaseUrl: string
+  /** The Redis every API process shares for the rate limit. */
+  redisUrl: string
+  entry?: Entry
+  /** Added to the environment (RATE_LIMIT_MAX …); `undefined` removes a variable. */
+  env?: Record<string, string | undefined>
+}
+
+export interface ApiProcess {
+  child: Child
+  /** `http://127.0.0.1:<port>` */
+  base: string
+}
+
+function nodeArgs(entry: Entry, script: 'server' | 'cli'): string[] {
+  return entry === 'src' ? ['--import', 'tsx', `src/${script}.ts`] : [`dist/src/${script}.js`]
+}
+
+function environment(options: ProcessOptions): Record<string, string | undefined> {
+  return {
+    DATABASE_URL: options.databaseUrl,
+    REDIS_URL: options.redisUrl,
+    WORKER: 'off',
+    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+    WEBHOOK_BACKOFF_SCALE: '0.001',
+    // Request lines would be most of the output (and of a bench's CPU); failures still log.
+    LOG_LEVEL: 'warn',
+    ...options.env,
+  }
+}
+
+/**
+ * An API process on a port of its own, once it answers `/healthz` (migrated and listening). Polled
+ * rather than read from the log, so that the log level stays the caller's choice.
+ */
+export async function startApiProcess(options: ProcessOptions): Promise<ApiProcess> {
+  const port = await freePort()
+  const child = spawnChild(process.execPath, nodeArgs(options.entry ?? 'src', 'server'), {
+    env: { ...environment(options), HOST: '127.0.0.1', PORT: String(port) },
+  })
+  const base = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + START_MS
+  for (;;) {
+    if (child.hasExited) throw new Error(`API process exited at start:\n${child.stdout}\n${child.stderr}`)
+    try {
+      const res = await fetch(`${base}/healthz`)
+      await res.arrayBuffer()
+      if (res.status === 200) return { child, base }
+    } catch {
+      // Not listening yet.
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL')
+      throw new Error(`API process not serving after ${START_MS} ms:\n${child.stdout}\n${child.stderr}`)
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+/** `cli worker` (webhook deliveries and the check-out sweep), once it says it has started. */
+export async function startWorkerProcess(options: ProcessOptions): Promise<Child> {
+  const child = spawnChild(process.execPath, [...nodeArgs(options.entry ?? 'src', 'cli'), 'worker'], {
+    // Info logs only the start and endpoint auto-disables: the start is the line waited for.
+    env: { ...environment(options), WORKER: undefined, LOG_LEVEL: 'info' },
+  })
+  await child.waitForStdout(/"msg":"webhook worker and forgotten check-out sweep started"/, START_MS)
+  return child
+}
