@@ -21,7 +21,7 @@ import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 
 import type { FastifyInstance } from 'fastify'
-import { type CompiledQuery, sql } from 'kysely'
+import { type CompiledQuery, type Insertable, sql } from 'kysely'
 
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
@@ -153,7 +153,7 @@ async function fill(db: Db, accountId: string) {
     const inThisTransaction = Math.min(ROWS_PER_TRANSACTION, SESSIONS - done)
     await db.transaction().execute(async (trx) => {
       for (let offset = 0; offset < inThisTransaction; offset += BATCH) {
-        const rows: SessionsTable[] = []
+        const rows: Insertable<SessionsTable>[] = []
         for (let k = 0; k < Math.min(BATCH, inThisTransaction - offset); k++) {
           const i = done + offset + k
           const operator = operators[pick(OPERATORS)] as OperatorsTable
@@ -217,7 +217,7 @@ async function fillHeavyOperator(db: Db, accountId: string, device: DevicesTable
     await db.transaction().execute(async (trx) => {
       const last = Math.min(HEAVY_SESSIONS, done + ROWS_PER_TRANSACTION)
       for (let offset = done; offset < last; offset += BATCH) {
-        const rows: SessionsTable[] = []
+        const rows: Insertable<SessionsTable>[] = []
         for (let i = offset; i < Math.min(last, offset + BATCH); i++) {
           const checkIn = HEAVY_START + i * HEAVY_PERIOD_MS
           rows.push({

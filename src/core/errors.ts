@@ -55,6 +55,8 @@ export const ERROR_CODES = {
   time_in_future: { type: 'validation_error', status: 422 },
   break_exceeds_duration: { type: 'validation_error', status: 422 },
   conflicting_params: { type: 'validation_error', status: 422 },
+  conflicting_param: { type: 'validation_error', status: 422 },
+  invalid_break: { type: 'validation_error', status: 422 },
   invalid_date_range: { type: 'validation_error', status: 422 },
   cross_mode_reference: { type: 'validation_error', status: 422 },
   unknown_operator: { type: 'validation_error', status: 422 },
@@ -236,6 +238,14 @@ export const errors = {
       param: 'break_minutes',
     }),
   conflictingParams: (param: string, message: string) => coded('conflicting_params', message, { param }),
+  /**
+   * A field that cannot be given beside another field or the resource's state (`break_minutes` with
+   * break records), as the spec names it; `conflicting_params` is two references naming different
+   * objects.
+   */
+  conflictingParam: (param: string, message: string) => coded('conflicting_param', message, { param }),
+  invalidBreak: (index: number, message: string) =>
+    coded('invalid_break', message, { param: `breaks[${index}]` }),
   invalidDateRange: (param: string, message: string) => coded('invalid_date_range', message, { param }),
   crossModeReference: (param: string, resource: string, value: string) =>
     coded(

@@ -9,6 +9,7 @@ import * as m006 from './migrations/006_integrity.js'
 import * as m007 from './migrations/007_review_and_pay_periods.js'
 import * as m008 from './migrations/008_open_sessions_index.js'
 import * as m009 from './migrations/009_api_key_labels.js'
+import * as m011 from './migrations/011_session_breaks.js'
 import type { Db } from './types.js'
 
 // Migrations are imported statically so the built service and tsx runs need no file-system scan.
@@ -22,6 +23,7 @@ const migrations: Record<string, Migration> = {
   '007_review_and_pay_periods': m007,
   '008_open_sessions_index': m008,
   '009_api_key_labels': m009,
+  '011_session_breaks': m011,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

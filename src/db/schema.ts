@@ -1,3 +1,5 @@
+import type { Generated } from 'kysely'
+
 /**
  * Table types for Kysely. Two portable conventions hold in every table, on both dialects:
  * instants are epoch milliseconds (`bigint` on PostgreSQL, parsed to number) and booleans are 0/1
@@ -148,6 +150,19 @@ export interface SessionsTable {
   /** The key id that approved or rejected the session. */
   reviewed_by: string | null
   review_note: string | null
+  /** The break records, JSON `StoredBreak[]` (migration 011; `'[]'` when none). */
+  breaks: Generated<string>
+}
+
+/**
+ * One break record as `sessions.breaks` stores it: epoch milliseconds, `end` null while a break a
+ * scan opened goes on, `source` who recorded it.
+ */
+export interface StoredBreak {
+  start: number
+  end: number | null
+  paid: boolean
+  source: SessionSource
 }
 
 export type ReviewStatus = 'pending' | 'not_required' | 'approved' | 'rejected'
@@ -188,8 +203,8 @@ export interface ScansTable {
   operator_id: string
   operator_ident: string
   scanned_at: number
-  direction: 'auto' | 'in' | 'out'
-  result: 'checked_in' | 'checked_out' | 'flagged'
+  direction: 'auto' | 'in' | 'out' | 'break_start' | 'break_end'
+  result: 'checked_in' | 'checked_out' | 'break_started' | 'break_ended' | 'flagged'
   flag_reason: string | null
   session_id: string | null
   created_at: number

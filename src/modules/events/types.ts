@@ -7,7 +7,7 @@ export const EVENT_TYPES_BY_RESOURCE = {
   operator: ['operator.created', 'operator.updated', 'operator.deactivated'],
   device: ['device.created', 'device.updated', 'device.deleted'],
   location: ['location.created', 'location.updated', 'location.deleted'],
-  scan: ['scan.checked_in', 'scan.checked_out', 'scan.flagged'],
+  scan: ['scan.checked_in', 'scan.checked_out', 'scan.break_started', 'scan.break_ended', 'scan.flagged'],
   webhook_endpoint: ['webhook_endpoint.disabled'],
   pay_period: ['pay_period.created', 'pay_period.closed', 'pay_period.reopened'],
 } as const

@@ -1,7 +1,28 @@
 import { type Static, Type } from 'typebox'
 import { paginationQuery, Timestamp } from '../../core/schemas.js'
 
-const direction = Type.Union([Type.Literal('auto'), Type.Literal('in'), Type.Literal('out')])
+const direction = Type.Union(
+  [
+    Type.Literal('auto'),
+    Type.Literal('in'),
+    Type.Literal('out'),
+    Type.Literal('break_start'),
+    Type.Literal('break_end'),
+  ],
+  {
+    description:
+      '`auto` checks out with an open session and in otherwise (never a break); `in` and `out` force it; `break_start` opens an unpaid break in the open session, `break_end` ends the break going on.',
+  },
+)
+
+const result = () =>
+  Type.Union([
+    Type.Literal('checked_in'),
+    Type.Literal('checked_out'),
+    Type.Literal('break_started'),
+    Type.Literal('break_ended'),
+    Type.Literal('flagged'),
+  ])
 
 export const SCAN_FLAG_REASONS = [
   'duplicate_scan',
@@ -12,6 +33,9 @@ export const SCAN_FLAG_REASONS = [
   'max_shift_exceeded',
   'period_closed',
   'out_of_order',
+  'no_open_break',
+  'break_in_progress',
+  'too_many_breaks',
 ] as const
 export type ScanFlagReason = (typeof SCAN_FLAG_REASONS)[number]
 
@@ -24,7 +48,7 @@ export const Scan = Type.Object(
     operator_ident: Type.String(),
     time: Timestamp,
     direction,
-    result: Type.Union([Type.Literal('checked_in'), Type.Literal('checked_out'), Type.Literal('flagged')]),
+    result: result(),
     flag_reason: Type.Union(
       [Type.Unsafe<ScanFlagReason>({ type: 'string', enum: [...SCAN_FLAG_REASONS] }), Type.Null()],
       {
@@ -33,7 +57,7 @@ export const Scan = Type.Object(
     ),
     session_id: Type.Union([Type.String(), Type.Null()], {
       description:
-        'The session opened or completed (or closed, for max_shift_exceeded); null for other flags.',
+        'The session opened, completed or whose break started or ended (or closed, for max_shift_exceeded); null for other flags.',
     }),
     livemode: Type.Boolean(),
     created: Timestamp,
@@ -80,9 +104,7 @@ export const ListScansQuery = Type.Object(
     ...paginationQuery,
     operator_id: Type.Optional(Type.String({ maxLength: 64 })),
     device_id: Type.Optional(Type.String({ maxLength: 64 })),
-    result: Type.Optional(
-      Type.Union([Type.Literal('checked_in'), Type.Literal('checked_out'), Type.Literal('flagged')]),
-    ),
+    result: Type.Optional(result()),
   },
   { additionalProperties: false },
 )

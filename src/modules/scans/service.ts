@@ -7,15 +7,18 @@ import { type DeviceRow, resolveDevice } from '../devices/service.js'
 import { recordEvent } from '../events/outbox.js'
 import { type OperatorRow, resolveOperator } from '../operators/service.js'
 import {
+  breakScanOf,
   checkIn,
   checkInWorkDate,
   checkOut,
+  checkOutFollowsBreaks,
   inClosedPeriod,
   isOutOfOrder,
   openSessionAt,
+  recordBreakScan,
   scanInstant,
 } from '../sessions/lifecycle.js'
-import type { SessionRow } from '../sessions/service.js'
+import type { SessionRow, StoredBreak } from '../sessions/service.js'
 import { listService, retrieveResource } from '../shared/resources.js'
 import {
   findAcceptedScanNear,
@@ -30,14 +33,18 @@ import type { CreateScanBody, Scan, ScanFlagReason } from './schemas.js'
 /** A repeat scan of the same operator within this window changes nothing. */
 export const DUPLICATE_WINDOW_MS = 60_000
 
+type Direction = NonNullable<CreateScanBody['direction']>
+
 type Outcome =
   | { result: 'checked_in'; sessionId: string }
   | { result: 'checked_out'; open: SessionRow }
+  | { result: 'break_started' | 'break_ended'; open: SessionRow; breaks: StoredBreak[] }
   | { result: 'flagged'; reason: ScanFlagReason; sessionId?: string }
 
 /**
  * A scan at a device: `auto` checks the operator out when it has an open session and in otherwise;
- * `in` and `out` force the direction. Flagged scans change no session. Scans of one operator are
+ * `in` and `out` force the direction; `break_start` and `break_end` start and end a break of the
+ * open session (never chosen by `auto`). Flagged scans change no session. Scans of one operator are
  * serialised by the sessions' per-operator lock, and the partial unique index on open sessions
  * makes a second open session impossible even so.
  */
@@ -60,22 +67,25 @@ export async function recordScan(trx: Trx, auth: AuthContext, input: CreateScanB
     direction,
     result: outcome.result,
     flag_reason: outcome.result === 'flagged' ? outcome.reason : null,
-    session_id: outcome.result === 'checked_out' ? outcome.open.id : (outcome.sessionId ?? null),
+    session_id: 'open' in outcome ? outcome.open.id : (outcome.sessionId ?? null),
     created_at: Date.now(),
   }
   await insertScan(trx, row)
   const scan = toScan(row)
   await recordEvent(trx, auth, `scan.${outcome.result}`, scan)
-  // Completed after the scan is recorded, so a receiver reads `scan.checked_out`, then the
-  // `session.completed` it caused.
+  // Changed after the scan is recorded, so a receiver reads `scan.checked_out` (or the break's
+  // scan event), then the `session.completed` (`session.updated`) it caused.
   if (outcome.result === 'checked_out') await checkOut(trx, auth, outcome.open, at)
+  if (outcome.result === 'break_started' || outcome.result === 'break_ended') {
+    await recordBreakScan(trx, auth, outcome.open, outcome.breaks, outcome.result)
+  }
   return scan
 }
 
 async function decide(
   trx: Trx,
   auth: AuthContext,
-  scan: { operator: OperatorRow; device: DeviceRow; at: number; direction: 'auto' | 'in' | 'out' },
+  scan: { operator: OperatorRow; device: DeviceRow; at: number; direction: Direction },
 ): Promise<Outcome> {
   const { operator, at, direction } = scan
   if (operator.is_active !== 1) return { result: 'flagged', reason: 'inactive_operator' }
@@ -83,14 +93,19 @@ async function decide(
     return { result: 'flagged', reason: 'duplicate_scan' }
   }
   const { open, closed } = await openSessionAt(trx, auth, operator.id, at)
-  // An `out` cannot check in after the closure: the scan reports the closure it caused.
-  if (closed && direction === 'out') {
+  // Only `auto` and `in` check in after the closure: any other scan reports the closure it caused.
+  if (closed && direction !== 'auto' && direction !== 'in') {
     return { result: 'flagged', reason: 'max_shift_exceeded', sessionId: closed.id }
   }
   // A late scan from before the session now open belongs to a past the record has moved on from.
   if (open && at < open.check_in_at) return { result: 'flagged', reason: 'out_of_order' }
+  if (direction === 'break_start' || direction === 'break_end') {
+    return decideBreak(trx, auth, operator, open, direction, at)
+  }
   if (open && direction !== 'in') {
     if (at === open.check_in_at) return { result: 'flagged', reason: 'invalid_time_range' }
+    // A check-out before a break the session already recorded comes late, as one before its check-in.
+    if (!checkOutFollowsBreaks(open, at)) return { result: 'flagged', reason: 'out_of_order' }
     // Completing a session of a closed pay period would change payroll's closed month.
     if (await inClosedPeriod(trx, auth, open.work_date)) return { result: 'flagged', reason: 'period_closed' }
     return { result: 'checked_out', open }
@@ -103,6 +118,33 @@ async function decide(
   const workDate = await checkInWorkDate(trx, auth, scan.device, at)
   if (await inClosedPeriod(trx, auth, workDate)) return { result: 'flagged', reason: 'period_closed' }
   return { result: 'checked_in', sessionId: (await checkIn(trx, auth, { ...scan, workDate })).id }
+}
+
+/**
+ * A break scan: it changes the operator's open session (none: `no_open_session`, or `out_of_order`
+ * for a late scan inside a completed session, as a check-out's), by the session's break rules
+ * (`breakScanOf`), unless that session's work date is in a closed pay period.
+ */
+async function decideBreak(
+  trx: Trx,
+  auth: AuthContext,
+  operator: OperatorRow,
+  open: SessionRow | undefined,
+  direction: 'break_start' | 'break_end',
+  at: number,
+): Promise<Outcome> {
+  if (!open) {
+    const late = await isOutOfOrder(trx, auth, operator.id, at, false)
+    return { result: 'flagged', reason: late ? 'out_of_order' : 'no_open_session' }
+  }
+  const change = breakScanOf(open, direction, at)
+  if ('reason' in change) return { result: 'flagged', reason: change.reason }
+  if (await inClosedPeriod(trx, auth, open.work_date)) return { result: 'flagged', reason: 'period_closed' }
+  return {
+    result: direction === 'break_start' ? 'break_started' : 'break_ended',
+    open,
+    breaks: change.breaks,
+  }
 }
 
 /** One scan of a batch: the scan it recorded, or what refused it (an `ApiError`, or a failure). */

@@ -1,9 +1,9 @@
 import { errors } from '../../core/errors.js'
 import type { AuthContext } from '../../core/identity.js'
 import { instantOf } from '../../core/instants.js'
-import type { ReviewStatus } from '../../db/schema.js'
+import type { ReviewStatus, StoredBreak } from '../../db/schema.js'
 import type { Executor, Trx } from '../../db/types.js'
-import { changedFields } from '../../lib/changes.js'
+import { changedFields, previousAttributes } from '../../lib/changes.js'
 import { calendarDate } from '../../lib/dates.js'
 import { type DeviceRow, resolveDevice } from '../devices/service.js'
 import { recordEvent, recordEvents } from '../events/outbox.js'
@@ -17,6 +17,17 @@ import {
   type ResourceStore,
   updateResource,
 } from '../shared/resources.js'
+import {
+  type BreakScanReason,
+  breaksFromInput,
+  checkBreaks,
+  endOpenBreak,
+  endsAfterBreaks,
+  parseBreaks,
+  scanBreak,
+  serializeBreaks,
+} from './breaks.js'
+import { breakMinutesOf } from './hours.js'
 import {
   findOpenSession,
   findOverlappingSession,
@@ -100,21 +111,56 @@ export function scanInstant(time: string | undefined, now = Date.now()): number 
   return at
 }
 
-type Times = Pick<SessionRow, 'check_in_at' | 'check_out_at' | 'break_minutes'>
+type Times = Pick<SessionRow, 'check_in_at' | 'check_out_at' | 'break_minutes' | 'breaks'>
 
 /** The rules every stored session obeys, checked on the merged state of a create or an edit. */
 function checkTimes(row: Times, now = Date.now()): void {
   checkRecordedInstant(row.check_in_at, 'check_in.time', now)
-  if (row.check_out_at === null) return
-  checkRecordedInstant(row.check_out_at, 'check_out.time', now)
-  if (row.check_out_at <= row.check_in_at) {
-    throw errors.invalidTimeRange('check_out.time', 'check_out.time must be later than check_in.time.')
+  const breaks = parseBreaks(row.breaks)
+  if (row.check_out_at !== null) {
+    checkRecordedInstant(row.check_out_at, 'check_out.time', now)
+    if (row.check_out_at <= row.check_in_at) {
+      throw errors.invalidTimeRange('check_out.time', 'check_out.time must be later than check_in.time.')
+    }
+    if (row.check_out_at - row.check_in_at > MAX_API_SESSION_MS) {
+      throw errors.invalidTimeRange('check_out.time', 'A session lasts at most 72 hours.')
+    }
+    // With records, break_minutes is their total, and the records lying inside the session is the
+    // rule (checked below): a rounded total may pass the length of a session of a minute or two.
+    if (breaks.length === 0 && row.break_minutes * 60_000 > row.check_out_at - row.check_in_at) {
+      throw errors.breakExceedsDuration()
+    }
   }
-  if (row.check_out_at - row.check_in_at > MAX_API_SESSION_MS) {
-    throw errors.invalidTimeRange('check_out.time', 'A session lasts at most 72 hours.')
+  // Without a check-out (open, or closed for an over-long shift) a break may reach the latest
+  // instant anything may be recorded at.
+  checkBreaks(breaks, row.check_in_at, row.check_out_at ?? now + FUTURE_TOLERANCE_MS)
+}
+
+/**
+ * The break columns of a session whose records are `breaks`: the list, and `break_minutes` as their
+ * unpaid total (0 for a list emptied by a PATCH).
+ */
+function breakFields(breaks: readonly StoredBreak[]): Pick<SessionRow, 'breaks' | 'break_minutes'> {
+  return { breaks: serializeBreaks(breaks), break_minutes: breakMinutesOf(breaks) }
+}
+
+/**
+ * `break_minutes` and `breaks` in one body, or `break_minutes` on a session with break records
+ * (`stored`): 422 `conflicting_param`, as the records are what `break_minutes` is computed from.
+ */
+function refuseConflictingBreakMinutes(
+  input: Pick<CreateSessionBody, 'break_minutes' | 'breaks'>,
+  stored: readonly StoredBreak[],
+): void {
+  if (input.break_minutes === undefined) return
+  if (input.breaks !== undefined) {
+    throw errors.conflictingParam('break_minutes', 'Send break_minutes or breaks, not both.')
   }
-  if (row.break_minutes * 60_000 > row.check_out_at - row.check_in_at) {
-    throw errors.breakExceedsDuration()
+  if (stored.length > 0) {
+    throw errors.conflictingParam(
+      'break_minutes',
+      'This session has break records: break_minutes is their unpaid total. Send breaks instead.',
+    )
   }
 }
 
@@ -194,7 +240,7 @@ async function changeSession(
   auth: AuthContext,
   current: SessionRow,
   changes: Partial<SessionRow>,
-  action: 'checked_out' | 'closed',
+  action: 'checked_out' | 'closed' | 'break_started' | 'break_ended',
 ): Promise<Session> {
   const updated: SessionRow = { ...current, ...changes, updated_at: Date.now() }
   await updateSessionRow(trx, current.id, { ...changes, updated_at: updated.updated_at })
@@ -225,6 +271,7 @@ export async function createSession(trx: Trx, auth: AuthContext, input: CreateSe
   const device = await resolveDevice(trx, auth, input.device_id)
   const locationId = (await locationFor(trx, auth, input)) ?? device.location_id
   const checkInAt = instantOf(input.check_in.time, 'check_in.time')
+  refuseConflictingBreakMinutes(input, [])
   const fields: NewSession = {
     operator_id: operator.id,
     operator_ident: operator.ident,
@@ -233,6 +280,8 @@ export async function createSession(trx: Trx, auth: AuthContext, input: CreateSe
     check_in_at: checkInAt,
     check_out_at: instantOf(input.check_out.time, 'check_out.time'),
     break_minutes: input.break_minutes ?? 0,
+    breaks: '[]',
+    ...(input.breaks === undefined ? {} : breakFields(breaksFromInput(input.breaks, []))),
     notes: input.notes ?? null,
     is_flagged: 1,
     flag_reason: 'manual_api_entry',
@@ -271,6 +320,9 @@ export async function updateSession(
         input.device_id === undefined ? undefined : await resolveDevice(trx, auth, input.device_id)
       const checkOutAt =
         input.check_out === undefined ? undefined : instantOf(input.check_out.time, 'check_out.time')
+      const stored = parseBreaks(current.breaks)
+      refuseConflictingBreakMinutes(input, stored)
+      const breaks = input.breaks === undefined ? stored : breaksFromInput(input.breaks, stored)
       const changes = changedFields(current, {
         operator_id: operator?.id,
         operator_ident: operator?.ident,
@@ -280,6 +332,10 @@ export async function updateSession(
           input.check_in === undefined ? undefined : instantOf(input.check_in.time, 'check_in.time'),
         check_out_at: checkOutAt,
         break_minutes: input.break_minutes,
+        // A check-out set during a break that is going on ends the break at its time.
+        ...(input.breaks !== undefined || stored.length > 0
+          ? breakFields(checkOutAt === undefined ? breaks : endOpenBreak(breaks, checkOutAt))
+          : {}),
         notes: input.notes,
         status: checkOutAt === undefined ? undefined : 'completed',
         is_flagged: 1,
@@ -382,6 +438,7 @@ export function checkIn(
     check_in_at: scan.at,
     check_out_at: null,
     break_minutes: 0,
+    breaks: '[]',
     notes: null,
     is_flagged: 0,
     flag_reason: null,
@@ -393,16 +450,58 @@ export function checkIn(
   return startSession(trx, auth, fields, 'checked_in')
 }
 
-/** A check-out scan completes the open session at the scan's time: `session.completed`. */
+/**
+ * A check-out scan completes the open session at the scan's time: `session.completed`. A break going
+ * on ends at the same time.
+ */
 export async function checkOut(trx: Trx, auth: AuthContext, open: SessionRow, at: number): Promise<Session> {
+  const breaks = parseBreaks(open.breaks)
   const session = await changeSession(
     trx,
     auth,
     open,
-    { check_out_at: at, status: 'completed' },
+    {
+      check_out_at: at,
+      status: 'completed',
+      ...(breaks.length > 0 ? breakFields(endOpenBreak(breaks, at)) : {}),
+    },
     'checked_out',
   )
   await recordEvent(trx, auth, 'session.completed', session)
+  return session
+}
+
+/**
+ * Whether a check-out scan at `at` comes after the open session's breaks (see `endsAfterBreaks`);
+ * one that does not is `out_of_order`.
+ */
+export function checkOutFollowsBreaks(open: SessionRow, at: number): boolean {
+  return endsAfterBreaks(parseBreaks(open.breaks), at)
+}
+
+export type BreakScan = { breaks: StoredBreak[] } | { reason: BreakScanReason }
+
+/** What a break scan at `at` would do to the operator's open session (see `scanBreak`). */
+export function breakScanOf(open: SessionRow, direction: 'break_start' | 'break_end', at: number): BreakScan {
+  return scanBreak(parseBreaks(open.breaks), direction, at)
+}
+
+/**
+ * A break scan's change to the open session (`breaks`, as `breakScanOf` gave it): written with its
+ * revision (`break_started` / `break_ended`), and `session.updated` with `previous_attributes`. The
+ * session stays as it was otherwise: a scan is not an edit, so nothing is re-flagged.
+ */
+export async function recordBreakScan(
+  trx: Trx,
+  auth: AuthContext,
+  open: SessionRow,
+  breaks: StoredBreak[],
+  action: 'break_started' | 'break_ended',
+): Promise<Session> {
+  const session = await changeSession(trx, auth, open, breakFields(breaks), action)
+  await recordEvent(trx, auth, 'session.updated', session, {
+    previousAttributes: previousAttributes(toSession(open), session),
+  })
   return session
 }
 

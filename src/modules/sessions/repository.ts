@@ -7,6 +7,7 @@ import { type Owner, ownedBy, ownedRowFinder } from '../../db/scope.js'
 import type { Executor, Trx } from '../../db/types.js'
 import { newId } from '../../lib/ids.js'
 import { toIso, toIsoOrNull } from '../../lib/time.js'
+import { parseBreaks, toApiBreaks } from './breaks.js'
 import { totalHours } from './hours.js'
 import type { Session, SessionRevision } from './schemas.js'
 
@@ -14,6 +15,7 @@ export type SessionRow = Selectable<SessionsTable>
 export type RevisionRow = Selectable<SessionRevisionsTable>
 
 export function toSession(row: SessionRow): Session {
+  const breaks = parseBreaks(row.breaks)
   return {
     object: 'session',
     id: row.id,
@@ -24,8 +26,9 @@ export function toSession(row: SessionRow): Session {
     check_in: { time: toIso(row.check_in_at) },
     check_out: row.check_out_at === null ? null : { time: toIso(row.check_out_at) },
     break_minutes: row.break_minutes,
+    breaks: toApiBreaks(breaks),
     notes: row.notes,
-    total_hours: totalHours(row.check_in_at, row.check_out_at, row.break_minutes),
+    total_hours: totalHours(row.check_in_at, row.check_out_at, row.break_minutes, breaks),
     is_flagged: row.is_flagged === 1,
     flag_reason: row.flag_reason,
     source: row.source,
@@ -210,6 +213,7 @@ const insertSessionRow = compiledInsert('sessions', {
   reviewed_at: true,
   reviewed_by: true,
   review_note: true,
+  breaks: true,
 })
 
 export async function insertSession(trx: Trx, row: SessionRow) {

@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox'
 import { deletedObject, nullableString, paginationQuery, ref, Timestamp } from '../../core/schemas.js'
+import { MAX_BREAKS } from './breaks.js'
 
 const timeInput = Type.Object(
   {
@@ -12,6 +13,31 @@ const timeInput = Type.Object(
   { additionalProperties: false },
 )
 const timeOutput = Type.Object({ time: Timestamp }, { additionalProperties: false })
+/** Who recorded a session or a break: the API, or a scan. */
+const source = (options: { description?: string } = {}) =>
+  Type.Union([Type.Literal('api'), Type.Literal('scan')], options)
+
+const BreakOutput = Type.Object(
+  {
+    start: timeOutput,
+    end: Type.Union([timeOutput, Type.Null()], {
+      description: 'null while a break a scan started goes on; the check-out ends it at its time.',
+    }),
+    paid: Type.Boolean({ description: 'A paid break counts as worked time.' }),
+    source: source({
+      description: '`scan` for a break started by a `break_start` scan (and sent back unchanged by a PATCH).',
+    }),
+  },
+  { additionalProperties: false },
+)
+export type SessionBreak = Static<typeof BreakOutput>
+
+const BreakInput = Type.Object(
+  { start: timeInput, end: timeInput, paid: Type.Optional(Type.Boolean()) },
+  { additionalProperties: false },
+)
+export type BreakInput = Static<typeof BreakInput>
+
 const reference = (description: string, maxLength = 64) =>
   Type.String({ minLength: 1, maxLength, description })
 
@@ -30,7 +56,18 @@ const settable = {
     reference('Resolves to a location by name (422 ambiguous_location if shared).', 200),
   ),
   break_minutes: Type.Optional(
-    Type.Integer({ minimum: 0, maximum: 100_000, description: 'Minutes of break.' }),
+    Type.Integer({
+      minimum: 0,
+      maximum: 100_000,
+      description:
+        'Minutes of break, for a session without break records: with `breaks` in the body, or on a session that has break records, 422 `conflicting_param`.',
+    }),
+  ),
+  breaks: Type.Optional(
+    Type.Array(BreakInput, {
+      maxItems: MAX_BREAKS,
+      description: `At most ${MAX_BREAKS} breaks (\`paid\` false unless sent); a PATCH replaces the list. Each lies inside [check_in, check_out], starts before it ends and overlaps no other, else 422 \`invalid_break\`, param \`breaks[<i>]\`. \`break_minutes\` becomes their unpaid total (0 for an empty list).`,
+    }),
   ),
   notes: Type.Optional(nullableString({ maxLength: 2000 })),
 }
@@ -48,15 +85,22 @@ export const Session = Type.Object(
       description:
         'null while a scanned session is open, and after an open session older than 16 hours was closed (`max_shift_exceeded`) by the next scan or by the service itself within a minute: nobody knows when the operator left, so no time is invented.',
     }),
-    break_minutes: Type.Integer(),
+    break_minutes: Type.Integer({
+      description:
+        'With break records, their unpaid total in minutes (rounded half-up); otherwise as entered.',
+    }),
+    breaks: Type.Array(BreakOutput, {
+      maxItems: MAX_BREAKS,
+      description: 'The break records, in the order recorded; `[]` when none.',
+    }),
     notes: Type.Union([Type.String(), Type.Null()]),
     total_hours: Type.Union([Type.Number(), Type.Null()], {
       description:
-        '(check_out − check_in in minutes − break_minutes) / 60, rounded half-up to 2 decimals; null while open.',
+        "(check_out − check_in − unpaid break) / 1 h, rounded half-up to 2 decimals; the unpaid break is the unpaid records' exact durations when the session has records (paid breaks are worked time), `break_minutes` otherwise. null without a check-out.",
     }),
     is_flagged: Type.Boolean(),
     flag_reason: Type.Union([Type.String(), Type.Null()]),
-    source: Type.Union([Type.Literal('api'), Type.Literal('scan')]),
+    source: source(),
     status: Type.Union([Type.Literal('open'), Type.Literal('completed')]),
     work_date: Type.String({
       description:
@@ -166,7 +210,8 @@ export const SessionRevision = Type.Object(
     id: Type.String({ description: 'Prefix `rev_`.' }),
     session_id: Type.String(),
     action: Type.String({
-      description: 'created, updated, deleted, checked_in, checked_out, closed, approved or rejected.',
+      description:
+        'created, updated, deleted, checked_in, checked_out, break_started, break_ended, closed, approved or rejected.',
     }),
     key_id: Type.String({
       description:

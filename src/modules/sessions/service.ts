@@ -14,6 +14,7 @@ import {
 } from './repository.js'
 import type { ListSessionsQuery, Session } from './schemas.js'
 
+export type { StoredBreak } from '../../db/schema.js'
 export type { SessionRow }
 
 /** Reads of sessions; every change to one goes through `lifecycle.ts`. */

@@ -153,6 +153,7 @@ describe('scans over HTTP', () => {
         check_in_at: now,
         check_out_at: null,
         break_minutes: 0,
+        breaks: '[]',
         notes: null,
         is_flagged: 0,
         flag_reason: null,

@@ -20,6 +20,7 @@ export type Body = Record<string, unknown>
 
 export const SESSION_KEYS = [
   'break_minutes',
+  'breaks',
   'check_in',
   'check_out',
   'created',
