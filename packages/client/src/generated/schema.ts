@@ -1168,7 +1168,7 @@ export interface paths {
           cursor?: string
           operator_id?: string
           device_id?: string
-          result?: 'checked_in' | 'checked_out' | 'flagged'
+          result?: 'checked_in' | 'checked_out' | 'break_started' | 'break_ended' | 'flagged'
         }
         header?: never
         path?: never
@@ -1222,7 +1222,8 @@ export interface paths {
           'application/json': {
             /** @description The device's code. */
             device_id: string
-            direction?: 'auto' | 'in' | 'out'
+            /** @description `auto` checks out with an open session and in otherwise (never a break); `in` and `out` force it; `break_start` opens an unpaid break in the open session, `break_end` ends the break going on. */
+            direction?: 'auto' | 'in' | 'out' | 'break_start' | 'break_end'
             operator_id?: string
             operator_ident?: string
             /** @description ISO-8601 with a zone; default now. At most 5 minutes after the server's clock (422 `time_in_future`: a device clock far ahead would open a session that blocks every real scan). A time before the record has moved on (earlier than the open session's check-in, inside a completed session) is flagged `out_of_order`: a device that was offline must not make overlapping sessions. */
@@ -1289,7 +1290,8 @@ export interface paths {
             scans: {
               /** @description The device's code. */
               device_id: string
-              direction?: 'auto' | 'in' | 'out'
+              /** @description `auto` checks out with an open session and in otherwise (never a break); `in` and `out` force it; `break_start` opens an unpaid break in the open session, `break_end` ends the break going on. */
+              direction?: 'auto' | 'in' | 'out' | 'break_start' | 'break_end'
               operator_id?: string
               operator_ident?: string
               /** @description ISO-8601 with a zone; default now. At most 5 minutes after the server's clock (422 `time_in_future`: a device clock far ahead would open a session that blocks every real scan). A time before the record has moved on (earlier than the open session's check-in, inside a completed session) is flagged `out_of_order`: a device that was offline must not make overlapping sessions. */
@@ -1357,6 +1359,8 @@ export interface paths {
                       | 'time_in_future'
                       | 'break_exceeds_duration'
                       | 'conflicting_params'
+                      | 'conflicting_param'
+                      | 'invalid_break'
                       | 'invalid_date_range'
                       | 'cross_mode_reference'
                       | 'unknown_operator'
@@ -1544,8 +1548,20 @@ export interface paths {
       requestBody: {
         content: {
           'application/json': {
-            /** @description Minutes of break. */
+            /** @description Minutes of break, for a session without break records: with `breaks` in the body, or on a session that has break records, 422 `conflicting_param`. */
             break_minutes?: number
+            /** @description At most 10 breaks (`paid` false unless sent); a PATCH replaces the list. Each lies inside [check_in, check_out], starts before it ends and overlaps no other, else 422 `invalid_break`, param `breaks[<i>]`. `break_minutes` becomes their unpaid total (0 for an empty list). */
+            breaks?: {
+              end: {
+                /** @description ISO-8601 with a zone designator (Z or ±hh:mm). At most 5 minutes after the server's clock (422 `time_in_future`: attendance is recorded after it happens) and not before 1970 (422 `invalid_time_range`). */
+                time: string
+              }
+              paid?: boolean
+              start: {
+                /** @description ISO-8601 with a zone designator (Z or ±hh:mm). At most 5 minutes after the server's clock (422 `time_in_future`: attendance is recorded after it happens) and not before 1970 (422 `invalid_time_range`). */
+                time: string
+              }
+            }[]
             check_in: {
               /** @description ISO-8601 with a zone designator (Z or ±hh:mm). At most 5 minutes after the server's clock (422 `time_in_future`: attendance is recorded after it happens) and not before 1970 (422 `invalid_time_range`). */
               time: string
@@ -1695,8 +1711,20 @@ export interface paths {
       requestBody: {
         content: {
           'application/json': {
-            /** @description Minutes of break. */
+            /** @description Minutes of break, for a session without break records: with `breaks` in the body, or on a session that has break records, 422 `conflicting_param`. */
             break_minutes?: number
+            /** @description At most 10 breaks (`paid` false unless sent); a PATCH replaces the list. Each lies inside [check_in, check_out], starts before it ends and overlaps no other, else 422 `invalid_break`, param `breaks[<i>]`. `break_minutes` becomes their unpaid total (0 for an empty list). */
+            breaks?: {
+              end: {
+                /** @description ISO-8601 with a zone designator (Z or ±hh:mm). At most 5 minutes after the server's clock (422 `time_in_future`: attendance is recorded after it happens) and not before 1970 (422 `invalid_time_range`). */
+                time: string
+              }
+              paid?: boolean
+              start: {
+                /** @description ISO-8601 with a zone designator (Z or ±hh:mm). At most 5 minutes after the server's clock (422 `time_in_future`: attendance is recorded after it happens) and not before 1970 (422 `invalid_time_range`). */
+                time: string
+              }
+            }[]
             check_in?: {
               /** @description ISO-8601 with a zone designator (Z or ±hh:mm). At most 5 minutes after the server's clock (422 `time_in_future`: attendance is recorded after it happens) and not before 1970 (422 `invalid_time_range`). */
               time: string
@@ -3431,6 +3459,144 @@ export interface webhooks {
     patch?: never
     trace?: never
   }
+  'scan.break_ended': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * The scan.break_ended event
+     * @description Sent to every enabled endpoint whose `enabled_events` match `scan.break_ended` (exactly, as `scan.*`, or `*`) and that existed when it happened; `data.object` is the scan after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed by the signing secret>`; during a secret rotation a second `v1=` signed with the previous secret. Accept when any `v1` matches (constant-time compare) and `t` is within 5 minutes. */
+          'X-Service-Signature': components['parameters']['XServiceSignature']
+          /** @description The delivery id (`whd_…`), stable across retries and resends: de-duplicate on it or on the body `id`. */
+          'X-Service-Id': components['parameters']['XServiceId']
+          /** @description The event type, equal to the body `type`. */
+          'X-Service-Event': components['parameters']['XServiceEvent']
+        }
+        path?: never
+        cookie?: never
+      }
+      /** @description The event envelope, with `type` `scan.break_ended`. */
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['Event'] & {
+            data: {
+              object: components['schemas']['Scan']
+            }
+            /** @constant */
+            type: 'scan.break_ended'
+          }
+        }
+      }
+      responses: {
+        /** @description Gone: the delivery fails at once and is never retried. */
+        410: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Received: any 2xx ends the delivery as succeeded. The body is ignored (its first 2 KiB are kept in the delivery log). */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Any other status, a redirect, a timeout or a connection error is a failed attempt: retried with exponential backoff (about 1 minute up to 1 hour, at most 6 attempts; a longer `Retry-After` on 429 or 503 is honoured). Endpoints that keep failing are disabled automatically; re-enable with PATCH `{"status": "enabled"}`. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  'scan.break_started': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * The scan.break_started event
+     * @description Sent to every enabled endpoint whose `enabled_events` match `scan.break_started` (exactly, as `scan.*`, or `*`) and that existed when it happened; `data.object` is the scan after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed by the signing secret>`; during a secret rotation a second `v1=` signed with the previous secret. Accept when any `v1` matches (constant-time compare) and `t` is within 5 minutes. */
+          'X-Service-Signature': components['parameters']['XServiceSignature']
+          /** @description The delivery id (`whd_…`), stable across retries and resends: de-duplicate on it or on the body `id`. */
+          'X-Service-Id': components['parameters']['XServiceId']
+          /** @description The event type, equal to the body `type`. */
+          'X-Service-Event': components['parameters']['XServiceEvent']
+        }
+        path?: never
+        cookie?: never
+      }
+      /** @description The event envelope, with `type` `scan.break_started`. */
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['Event'] & {
+            data: {
+              object: components['schemas']['Scan']
+            }
+            /** @constant */
+            type: 'scan.break_started'
+          }
+        }
+      }
+      responses: {
+        /** @description Gone: the delivery fails at once and is never retried. */
+        410: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Received: any 2xx ends the delivery as succeeded. The body is ignored (its first 2 KiB are kept in the delivery log). */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Any other status, a redirect, a timeout or a connection error is a failed attempt: retried with exponential backoff (about 1 minute up to 1 hour, at most 6 attempts; a longer `Retry-After` on 429 or 503 is honoured). Endpoints that keep failing are disabled automatically; re-enable with PATCH `{"status": "enabled"}`. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   'scan.checked_in': {
     parameters: {
       query?: never
@@ -4153,6 +4319,8 @@ export interface components {
           | 'time_in_future'
           | 'break_exceeds_duration'
           | 'conflicting_params'
+          | 'conflicting_param'
+          | 'invalid_break'
           | 'invalid_date_range'
           | 'cross_mode_reference'
           | 'unknown_operator'
@@ -4285,7 +4453,8 @@ export interface components {
       created: string
       /** @description The device's code. */
       device_id: string
-      direction: 'auto' | 'in' | 'out'
+      /** @description `auto` checks out with an open session and in otherwise (never a break); `in` and `out` force it; `break_start` opens an unpaid break in the open session, `break_end` ends the break going on. */
+      direction: 'auto' | 'in' | 'out' | 'break_start' | 'break_end'
       /** @description Why a `flagged` scan changed nothing; null otherwise. */
       flag_reason:
         | (
@@ -4297,6 +4466,9 @@ export interface components {
             | 'max_shift_exceeded'
             | 'period_closed'
             | 'out_of_order'
+            | 'no_open_break'
+            | 'break_in_progress'
+            | 'too_many_breaks'
           )
         | null
       /** @description Prefix `scn_`. */
@@ -4306,8 +4478,8 @@ export interface components {
       object: 'scan'
       operator_id: string
       operator_ident: string
-      result: 'checked_in' | 'checked_out' | 'flagged'
-      /** @description The session opened or completed (or closed, for max_shift_exceeded); null for other flags. */
+      result: 'checked_in' | 'checked_out' | 'break_started' | 'break_ended' | 'flagged'
+      /** @description The session opened, completed or whose break started or ended (or closed, for max_shift_exceeded); null for other flags. */
       session_id: string | null
       /**
        * Format: date-time
@@ -4317,7 +4489,30 @@ export interface components {
     }
     /** @description An attendance record: a check-in and check-out of an operator at a device. Sessions of one operator never overlap (409 `overlapping_session`: an operator is in one place at a time; an open session extends to now), and a session entered through the API lasts at most 72 hours. */
     Session: {
+      /** @description With break records, their unpaid total in minutes (rounded half-up); otherwise as entered. */
       break_minutes: number
+      /** @description The break records, in the order recorded; `[]` when none. */
+      breaks: {
+        /** @description null while a break a scan started goes on; the check-out ends it at its time. */
+        end: {
+          /**
+           * Format: date-time
+           * @description UTC, ISO-8601 with milliseconds.
+           */
+          time: string
+        } | null
+        /** @description A paid break counts as worked time. */
+        paid: boolean
+        /** @description `scan` for a break started by a `break_start` scan (and sent back unchanged by a PATCH). */
+        source: 'api' | 'scan'
+        start: {
+          /**
+           * Format: date-time
+           * @description UTC, ISO-8601 with milliseconds.
+           */
+          time: string
+        }
+      }[]
       check_in: {
         /**
          * Format: date-time
@@ -4359,7 +4554,7 @@ export interface components {
       reviewed_by: string | null
       source: 'api' | 'scan'
       status: 'open' | 'completed'
-      /** @description (check_out − check_in in minutes − break_minutes) / 60, rounded half-up to 2 decimals; null while open. */
+      /** @description (check_out − check_in − unpaid break) / 1 h, rounded half-up to 2 decimals; the unpaid break is the unpaid records' exact durations when the session has records (paid breaks are worked time), `break_minutes` otherwise. null without a check-out. */
       total_hours: number | null
       /**
        * Format: date-time
@@ -4371,7 +4566,7 @@ export interface components {
     }
     /** @description One change of a session. */
     SessionRevision: {
-      /** @description created, updated, deleted, checked_in, checked_out, closed, approved or rejected. */
+      /** @description created, updated, deleted, checked_in, checked_out, break_started, break_ended, closed, approved or rejected. */
       action: string
       after: components['schemas']['Session'] | null
       before: components['schemas']['Session'] | null
@@ -4653,7 +4848,7 @@ export interface components {
         'application/json': components['schemas']['ErrorEnvelope']
       }
     }
-    /** @description A parameter failed validation (`validation_error`; `code` and `param` say which and why), including a reference that does not resolve. Codes: `missing_param`, `unknown_param`, `invalid_type`, `invalid_value`, `invalid_timestamp`, `invalid_time_range`, `time_in_future`, `break_exceeds_duration`, `conflicting_params`, `invalid_date_range`, `cross_mode_reference`, `unknown_operator`, `unknown_device`, `unknown_location`, `ambiguous_location`, `invalid_timezone`, `invalid_event_type`, `invalid_url`. */
+    /** @description A parameter failed validation (`validation_error`; `code` and `param` say which and why), including a reference that does not resolve. Codes: `missing_param`, `unknown_param`, `invalid_type`, `invalid_value`, `invalid_timestamp`, `invalid_time_range`, `time_in_future`, `break_exceeds_duration`, `conflicting_params`, `conflicting_param`, `invalid_break`, `invalid_date_range`, `cross_mode_reference`, `unknown_operator`, `unknown_device`, `unknown_location`, `ambiguous_location`, `invalid_timezone`, `invalid_event_type`, `invalid_url`. */
     ValidationError: {
       headers: {
         'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
