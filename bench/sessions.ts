@@ -31,7 +31,7 @@ import type { DevicesTable, OperatorsTable, SessionsTable } from '../src/db/sche
 import type { Db } from '../src/db/types.js'
 import { newId } from '../src/lib/ids.js'
 import { createKey } from '../src/modules/keys/service.js'
-import { dayTotalsQuery } from '../src/modules/timesheets/repository.js'
+import { sessionPayRowsQuery } from '../src/modules/timesheets/repository.js'
 import { benchSchema } from './postgres-schema.js'
 
 const SESSIONS = intEnv('BENCH_SESSIONS', 1_000_000)
@@ -143,6 +143,7 @@ async function fill(db: Db, accountId: string) {
     is_active: 1,
     created_at: now,
     updated_at: now,
+    pay_rule_id: null,
   }))
   await insertBatched(db, operators, (d, chunk) => d.insertInto('operators').values(chunk).execute())
 
@@ -211,6 +212,7 @@ async function fillHeavyOperator(db: Db, accountId: string, device: DevicesTable
     is_active: 1,
     created_at: now,
     updated_at: now,
+    pay_rule_id: null,
   }
   await db.insertInto('operators').values(heavy).execute()
   for (let done = 0; done < HEAVY_SESSIONS; done += ROWS_PER_TRANSACTION) {
@@ -507,6 +509,48 @@ async function benchTimesheets(
   const monthCsv = await download(month)
   const yearCsv = await download('from=2025-01-01&to=2025-12-31')
 
+  // The month under a pay rule that rounds, deducts and splits (the account's default), beside the
+  // same without it: alternating rounds (the rule made default, then not), medians.
+  const ruleRes = await app.inject({
+    method: 'POST',
+    url: '/v1/pay-rules',
+    headers,
+    payload: {
+      name: 'bench: California',
+      rounding: { interval_minutes: 15, check_in: 'nearest', check_out: 'nearest' },
+      breaks: [{ after_minutes: 360, minutes: 30, action: 'deduct' }],
+      overtime: { daily_minutes: 480, daily_double_minutes: 720, weekly_minutes: 2400, seventh_day: true },
+    },
+  })
+  if (ruleRes.statusCode !== 201) throw new Error(`pay rule: ${ruleRes.statusCode} ${ruleRes.body}`)
+  const ruleId = (ruleRes.json() as { id: string }).id
+  const setDefault = async (on: boolean) => {
+    const res = await app.inject({
+      method: 'PATCH',
+      url: `/v1/pay-rules/${ruleId}`,
+      headers,
+      payload: { is_default: on },
+    })
+    if (res.statusCode !== 200) throw new Error(`pay rule default: ${res.statusCode} ${res.body}`)
+  }
+  const plain: Array<Awaited<ReturnType<typeof download>>> = []
+  const ruled: Array<Awaited<ReturnType<typeof download>>> = []
+  const rulePages: number[] = []
+  for (let round = 0; round < 3; round++) {
+    await setDefault(false)
+    plain.push(await download(month))
+    await setDefault(true)
+    ruled.push(await download(month))
+    const t0 = performance.now()
+    const res = await app.inject({ method: 'GET', url: pageUrl, headers })
+    if (res.statusCode !== 200) throw new Error(`${pageUrl}: ${res.statusCode} ${res.body}`)
+    rulePages.push(performance.now() - t0)
+  }
+  await setDefault(false)
+  const plainMs = median(plain.map((r) => r.ms))
+  const ruledMs = median(ruled.map((r) => r.ms))
+  const csvRatio = ruledMs / plainMs
+
   const pageMedian = median(samples)
   lines.push('| query | median ms | p90 ms | rows |', '|---|---:|---:|---:|')
   lines.push(
@@ -534,6 +578,19 @@ async function benchTimesheets(
     )
     failed = true
   }
+  lines.push(
+    '',
+    '| June 2025 CSV, 3 alternating rounds | median ms | rows | max heap growth MB |',
+    '|---|---:|---:|---:|',
+    `| without a pay rule | ${plainMs.toFixed(0)} | ${plain[0]?.rows ?? 0} | ${Math.max(...plain.map((r) => r.heapGrowthMb)).toFixed(1)} |`,
+    `| with a rule (rounds 15 min, deducts 30 min after 6 h, daily/double/weekly/7th day) | ${ruledMs.toFixed(0)} | ${ruled[0]?.rows ?? 0} | ${Math.max(...ruled.map((r) => r.heapGrowthMb)).toFixed(1)} |`,
+    '',
+    `with rule / without = ${csvRatio.toFixed(2)} (budget 1.5); first page with the rule: median ${median(rulePages).toFixed(2)} ms`,
+  )
+  if (csvRatio > 1.5) {
+    lines.push(`FAIL: the month's CSV with a pay rule takes ${csvRatio.toFixed(2)} times the CSV without`)
+    failed = true
+  }
   if (monthCsv.ms >= CSV_BUDGET_MS) {
     lines.push(`FAIL: the month's CSV takes ${monthCsv.ms.toFixed(0)} ms (budget ${CSV_BUDGET_MS})`)
     failed = true
@@ -542,18 +599,15 @@ async function benchTimesheets(
   if (process.env.BENCH_EXPLAIN !== '0') {
     const auth = { keyId: 'bench', accountId, livemode: false }
     const filters = { from: '2025-06-01', to: '2025-06-30' }
-    // The statements dayTotals runs: a first page, and a CSV batch in the middle of the month's rows.
+    // The statements the timesheet runs: a first page, and a CSV batch in the middle of the month.
     const compiled = [
-      ['timesheet first page', dayTotalsQuery(app.db, auth, filters, undefined, PAGE + 1).compile()],
+      [
+        'timesheet first page',
+        sessionPayRowsQuery(app.db, auth, filters, { ident: '', inclusive: true }, 2 * PAGE + 50).compile(),
+      ],
       [
         'timesheet CSV batch',
-        dayTotalsQuery(
-          app.db,
-          auth,
-          filters,
-          { operatorIdent: 'op-00500', date: '2025-06-15' },
-          2000,
-        ).compile(),
+        sessionPayRowsQuery(app.db, auth, filters, { ident: 'op-00500', inclusive: false }, 5000).compile(),
       ],
     ] as const
     const prefix = dialect === 'postgres' ? 'explain (analyze, buffers) ' : 'explain query plan '

@@ -9,7 +9,11 @@ import * as m006 from './migrations/006_integrity.js'
 import * as m007 from './migrations/007_review_and_pay_periods.js'
 import * as m008 from './migrations/008_open_sessions_index.js'
 import * as m009 from './migrations/009_api_key_labels.js'
+import * as m010 from './migrations/010_pay_rules.js'
 import * as m011 from './migrations/011_session_breaks.js'
+import * as m012 from './migrations/012_closed_timesheets.js'
+import * as m013 from './migrations/013_metrics_indexes.js'
+import * as m014 from './migrations/014_retention.js'
 import type { Db } from './types.js'
 
 // Migrations are imported statically so the built service and tsx runs need no file-system scan.
@@ -23,7 +27,11 @@ const migrations: Record<string, Migration> = {
   '007_review_and_pay_periods': m007,
   '008_open_sessions_index': m008,
   '009_api_key_labels': m009,
+  '010_pay_rules': m010,
   '011_session_breaks': m011,
+  '012_closed_timesheets': m012,
+  '013_metrics_indexes': m013,
+  '014_retention': m014,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

@@ -18,6 +18,8 @@ export interface Database {
   session_revisions: SessionRevisionsTable
   scans: ScansTable
   pay_periods: PayPeriodsTable
+  pay_rules: PayRulesTable
+  closed_timesheet_days: ClosedTimesheetDaysTable
   webhook_endpoints: WebhookEndpointsTable
   webhook_deliveries: WebhookDeliveriesTable
   webhook_attempts: WebhookAttemptsTable
@@ -94,6 +96,8 @@ export interface OperatorsTable {
   is_active: Flag
   created_at: number
   updated_at: number
+  /** The pay rule of the operator (migration 010); null: the account's default rule, if any. */
+  pay_rule_id: string | null
 }
 
 export interface LocationsTable {
@@ -176,6 +180,56 @@ export interface PayPeriodsTable {
   end_date: string
   status: 'open' | 'closed'
   closed_at: number | null
+  created_at: number
+  updated_at: number
+  /** While closed: the stored timesheet's totals as JSON (`PayPeriodTotals`); null while open. */
+  totals: string | null
+}
+
+/**
+ * One operator's day as a closed period stored it (migration 012): exact milliseconds, so weeks
+ * that span a closed and an open period still add exact values and round once.
+ */
+export interface ClosedTimesheetDaysTable {
+  pay_period_id: string
+  account_id: string
+  livemode: Flag
+  operator_id: string
+  date: string
+  pay_rule_id: string | null
+  counted_ms: number
+  pending_ms: number
+  rejected_ms: number
+  regular_ms: number
+  overtime_ms: number
+  double_time_ms: number
+  auto_break_ms: number
+  sessions: number
+  open_sessions: number
+  missed_break: Flag
+  pending_review: Flag
+}
+
+export type Weekday = 'monday' | 'tuesday' | 'wednesday' | 'thursday' | 'friday' | 'saturday' | 'sunday'
+export type RoundingMode = 'nearest' | 'up' | 'down'
+
+export interface PayRulesTable {
+  id: string
+  account_id: string
+  livemode: Flag
+  name: string
+  /** At most one default per account and mode (a partial unique index). */
+  is_default: Flag
+  workweek_start: Weekday
+  rounding_interval_minutes: number
+  rounding_check_in: RoundingMode
+  rounding_check_out: RoundingMode
+  /** JSON: the `breaks` list as the API shows it, `[{after_minutes, minutes, action}]`. */
+  breaks: string
+  overtime_daily_minutes: number | null
+  overtime_daily_double_minutes: number | null
+  overtime_weekly_minutes: number | null
+  overtime_seventh_day: Flag
   created_at: number
   updated_at: number
 }

@@ -6,7 +6,7 @@ import type { PayPeriodsTable } from '../../db/schema.js'
 import { type Owner, ownedBy, ownedRowFinder } from '../../db/scope.js'
 import type { Executor, Trx } from '../../db/types.js'
 import { toIso, toIsoOrNull } from '../../lib/time.js'
-import type { PayPeriod } from './schemas.js'
+import type { PayPeriod, PayPeriodTotals } from './schemas.js'
 
 export type PayPeriodRow = Selectable<PayPeriodsTable>
 
@@ -18,6 +18,7 @@ export function toPayPeriod(row: PayPeriodRow): PayPeriod {
     end_date: row.end_date,
     status: row.status,
     closed_at: toIsoOrNull(row.closed_at),
+    totals: row.totals === null ? null : (JSON.parse(row.totals) as PayPeriodTotals),
     livemode: row.livemode === 1,
     created: toIso(row.created_at),
     updated: toIso(row.updated_at),

@@ -1,9 +1,29 @@
 import { type Static, Type } from 'typebox'
-import { paginationQuery, Timestamp } from '../../core/schemas.js'
+import { paginationQuery, ref, Timestamp } from '../../core/schemas.js'
 
 /** A calendar date, `YYYY-MM-DD` (a real date: 2026-02-30 is refused). */
 export const CalendarDate = (description: string) =>
   Type.String({ format: 'date', maxLength: 10, description: `${description} YYYY-MM-DD.` })
+
+export const PayPeriodTotals = Type.Object(
+  {
+    operators: Type.Integer({ description: 'Operators with any session in the period.' }),
+    hours: Type.Number({
+      description: 'Paid hours (approved and not_required sessions, after the pay rules).',
+    }),
+    regular_hours: Type.Number(),
+    overtime_hours: Type.Number(),
+    double_time_hours: Type.Number(),
+    auto_break_hours: Type.Number({ description: 'Unpaid break deducted by the pay rules.' }),
+  },
+  {
+    $id: 'PayPeriodTotals',
+    additionalProperties: false,
+    description:
+      'The sums of the timesheet stored when the period closed, each from exact durations rounded half-up to 2 decimals once; `regular_hours + overtime_hours + double_time_hours = hours`.',
+  },
+)
+export type PayPeriodTotals = Static<typeof PayPeriodTotals>
 
 export const PayPeriod = Type.Object(
   {
@@ -16,6 +36,10 @@ export const PayPeriod = Type.Object(
         'While `closed`, no session whose work date lies in the period can be created, edited, deleted, approved or rejected.',
     }),
     closed_at: Type.Union([Timestamp, Type.Null()]),
+    totals: Type.Union([ref(PayPeriodTotals), Type.Null()], {
+      description:
+        'While closed: the totals of the timesheet the close stored (what timesheets of its dates answer until it is reopened); null while open.',
+    }),
     livemode: Type.Boolean(),
     created: Timestamp,
     updated: Timestamp,
@@ -54,4 +78,4 @@ export type ListPayPeriodsQuery = Static<typeof ListPayPeriodsQuery>
  * The module's named schemas (each with a `$id`): `http/openapi.ts` registers them, so `ref()` can
  * point at them, and the document lists them under `components.schemas`.
  */
-export const COMPONENT_SCHEMAS = [PayPeriod]
+export const COMPONENT_SCHEMAS = [PayPeriodTotals, PayPeriod]

@@ -6,6 +6,7 @@ import { newId } from '../../lib/ids.js'
 import { toIso } from '../../lib/time.js'
 import { recordEvent } from '../events/outbox.js'
 import { timeZonesInUse } from '../locations/service.js'
+import { discardClosedTimesheet, storeClosedTimesheet } from '../timesheets/service.js'
 import {
   countUnsettledSessions,
   findClosedPeriodHolding,
@@ -17,7 +18,7 @@ import {
   toPayPeriod,
   updatePayPeriodRow,
 } from './repository.js'
-import { type CreatePayPeriodBody, MAX_PERIOD_DAYS, type PayPeriod } from './schemas.js'
+import { type CreatePayPeriodBody, MAX_PERIOD_DAYS, type PayPeriod, type PayPeriodTotals } from './schemas.js'
 
 export async function createPayPeriod(
   trx: Trx,
@@ -46,6 +47,7 @@ export async function createPayPeriod(
     end_date: end,
     status: 'open',
     closed_at: null,
+    totals: null,
     created_at: now,
     updated_at: now,
   }
@@ -71,7 +73,8 @@ export async function closePayPeriod(trx: Trx, auth: AuthContext, id: string): P
   if (unsettled.pending > 0 || unsettled.open > 0 || unsettled.withoutCheckOut > 0) {
     throw errors.pendingReviews(unsettled)
   }
-  return setStatus(trx, auth, current, 'closed')
+  const totals = await storeClosedTimesheet(trx, auth, current)
+  return setStatus(trx, auth, current, 'closed', totals)
 }
 
 /**
@@ -95,17 +98,34 @@ export async function reopenPayPeriod(trx: Trx, auth: AuthContext, id: string): 
   const current = await findPayPeriod(trx, auth, id, true)
   if (!current) throw errors.notFound('pay_period', id)
   if (current.status === 'open') return toPayPeriod(current)
-  return setStatus(trx, auth, current, 'open')
+  await discardClosedTimesheet(trx, current.id)
+  return setStatus(trx, auth, current, 'open', null)
 }
 
-async function setStatus(trx: Trx, auth: AuthContext, current: PayPeriodRow, status: 'open' | 'closed') {
+async function setStatus(
+  trx: Trx,
+  auth: AuthContext,
+  current: PayPeriodRow,
+  status: 'open' | 'closed',
+  totals: PayPeriodTotals | null,
+) {
   const now = Date.now()
-  const changes = { status, closed_at: status === 'closed' ? now : null, updated_at: now }
+  const changes = {
+    status,
+    closed_at: status === 'closed' ? now : null,
+    totals: totals === null ? null : JSON.stringify(totals),
+    updated_at: now,
+  }
   await updatePayPeriodRow(trx, current.id, changes)
   const period = toPayPeriod({ ...current, ...changes })
   const before = toPayPeriod(current)
   await recordEvent(trx, auth, status === 'closed' ? 'pay_period.closed' : 'pay_period.reopened', period, {
-    previousAttributes: { status: before.status, closed_at: before.closed_at, updated: before.updated },
+    previousAttributes: {
+      status: before.status,
+      closed_at: before.closed_at,
+      totals: before.totals,
+      updated: before.updated,
+    },
   })
   return period
 }

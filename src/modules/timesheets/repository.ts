@@ -1,7 +1,8 @@
-import { PostgresAdapter, type RawBuilder, sql } from 'kysely'
+import { PostgresAdapter, type Selectable, sql } from 'kysely'
 import type { AuthContext } from '../../core/identity.js'
+import type { ClosedTimesheetDaysTable } from '../../db/schema.js'
 import { ownedBy } from '../../db/scope.js'
-import type { Executor } from '../../db/types.js'
+import type { Executor, Trx } from '../../db/types.js'
 
 export interface TimesheetFilters {
   from: string
@@ -10,115 +11,158 @@ export interface TimesheetFilters {
   location_id?: string | undefined
 }
 
-/** Where a batch starts: groups at or after (operator_ident, work_date), in that order. */
-export interface DayKey {
-  operatorIdent: string
-  date: string
-}
-
-/** The totals of one operator on one work date; durations in exact milliseconds. */
-export interface DayTotalsRow {
-  operator_ident: string
+/** The columns of a session the pay calculation reads. */
+export interface SessionPayRow {
   operator_id: string
+  operator_ident: string
   work_date: string
-  approved_ms: number
-  pending_ms: number
-  rejected_ms: number
-  sessions: number
-  open_sessions: number
+  location_id: string | null
+  check_in_at: number
+  check_out_at: number | null
+  break_minutes: number
+  /** JSON: `[{start, end, paid, source}]` in epoch ms (migration 011). */
+  breaks: string
+  review_status: 'pending' | 'not_required' | 'approved' | 'rejected'
+  status: string
 }
 
-/** Worked time of a completed session: check-out − check-in − break, in ms (bigint on PostgreSQL). */
-const WORKED_MS = sql`check_out_at - check_in_at - break_minutes * cast(60000 as bigint)`
-
-function workedMsWhere(condition: RawBuilder<unknown>) {
-  return sql<
-    number | string
-  >`sum(case when ${condition} and check_out_at is not null then ${WORKED_MS} else 0 end)`
+/** Where a batch starts: operators after `ident` (or at it, when `inclusive`), in byte order. */
+export interface OperatorBound {
+  ident: string
+  inclusive: boolean
 }
 
 /**
- * One batch of per-operator, per-day totals, ordered by (operator_ident, work_date), starting at
- * `from` (inclusive). The sums are of exact milliseconds, in SQL; rounding is the caller's, once.
- * The partial index sessions_timesheet (account, mode, operator_ident, work_date) gives the rows in
- * group order, so the database aggregates as it reads and stops at `take` groups: a first page
- * reads a few operators' sessions, not the month.
+ * One batch of sessions (not deleted) whose work date is in [from, to], ordered by
+ * (operator_ident, work_date), from the operator `start` on. The partial index sessions_timesheet
+ * (account, mode, operator_ident, work_date) gives them in that order, so a first page reads a few
+ * operators' sessions, not the month; the caller cuts a full batch at its last operator.
  */
-export function dayTotalsQuery(
+export function sessionPayRowsQuery(
   db: Executor,
   auth: AuthContext,
   f: TimesheetFilters,
-  start: DayKey | undefined,
+  start: OperatorBound,
   take: number,
 ) {
   // SQLite's planner, without statistics, would rather read the month through sessions_work_date
   // and sort it; a unary + on the range's column (SQLite's own idiom) keeps that index out, so it
-  // takes sessions_timesheet, in group order, and stops after `take` groups. PostgreSQL plans on
-  // statistics and needs no such hint (the plans are in docs/performance-log.md).
+  // takes sessions_timesheet, in order, and stops after `take` rows. PostgreSQL plans on statistics
+  // and needs no such hint (the plans are in docs/performance-log.md).
   const workDate = db.getExecutor().adapter instanceof PostgresAdapter ? sql`work_date` : sql`+work_date`
-  return (
-    db
-      .selectFrom('sessions')
-      .select([
-        'operator_ident',
-        'work_date',
-        sql<string>`max(operator_id)`.as('operator_id'),
-        workedMsWhere(sql`review_status in ('approved', 'not_required')`).as('approved_ms'),
-        workedMsWhere(sql`review_status = 'pending'`).as('pending_ms'),
-        workedMsWhere(sql`review_status = 'rejected'`).as('rejected_ms'),
-        sql<number | string>`count(*)`.as('sessions'),
-        sql<number | string>`sum(case when status = 'open' then 1 else 0 end)`.as('open_sessions'),
-      ])
-      .where((eb) => eb.and(ownedBy(auth)))
-      .where('deleted_at', 'is', null)
-      .where(sql<boolean>`${workDate} >= ${f.from} and ${workDate} <= ${f.to}`)
-      .$if(f.operator_id !== undefined, (q) => q.where('operator_id', '=', f.operator_id ?? ''))
-      .$if(f.location_id !== undefined, (q) => q.where('location_id', '=', f.location_id ?? ''))
-      // Always a keyset bound, from ('', from) on the first batch: it makes the index in group order
-      // (sessions_timesheet) the obvious plan, so the database aggregates as it reads and stops after
-      // `take` groups, instead of aggregating the whole range through the work-date index and sorting.
-      .where(
-        sql<boolean>`(operator_ident, work_date) >= (${start?.operatorIdent ?? ''}, ${start?.date ?? f.from})`,
-      )
-      .groupBy(['operator_ident', 'work_date'])
-      .orderBy('operator_ident')
-      .orderBy('work_date')
-      .limit(take)
-  )
+  return db
+    .selectFrom('sessions')
+    .select([
+      'operator_id',
+      'operator_ident',
+      'work_date',
+      'location_id',
+      'check_in_at',
+      'check_out_at',
+      'break_minutes',
+      'breaks',
+      'review_status',
+      'status',
+    ])
+    .where((eb) => eb.and(ownedBy(auth)))
+    .where('deleted_at', 'is', null)
+    .where(sql<boolean>`${workDate} >= ${f.from} and ${workDate} <= ${f.to}`)
+    .$if(f.operator_id !== undefined, (q) => q.where('operator_id', '=', f.operator_id ?? ''))
+    .$if(f.location_id !== undefined, (q) => q.where('location_id', '=', f.location_id ?? ''))
+    .where('operator_ident', start.inclusive ? '>=' : '>', start.ident)
+    .orderBy('operator_ident')
+    .orderBy('work_date')
+    .limit(take)
 }
 
-export async function dayTotals(
+export function sessionPayRows(
   db: Executor,
   auth: AuthContext,
   f: TimesheetFilters,
-  start: DayKey | undefined,
+  start: OperatorBound,
   take: number,
-): Promise<DayTotalsRow[]> {
-  const rows = await dayTotalsQuery(db, auth, f, start, take).execute()
-  // PostgreSQL answers sums of bigint as numeric (text); every value here is an integer well
-  // inside 2^53.
-  return rows.map((r) => ({
-    operator_ident: r.operator_ident,
-    operator_id: r.operator_id,
-    work_date: r.work_date,
-    approved_ms: Number(r.approved_ms),
-    pending_ms: Number(r.pending_ms),
-    rejected_ms: Number(r.rejected_ms),
-    sessions: Number(r.sessions),
-    open_sessions: Number(r.open_sessions),
-  }))
+): Promise<SessionPayRow[]> {
+  return sessionPayRowsQuery(db, auth, f, start, take).execute()
 }
 
-/** Names and employee ids of the operators of a batch. */
+/** Names, employee ids and pay rules of the operators of a batch. */
 export async function operatorDetails(db: Executor, auth: AuthContext, ids: readonly string[]) {
-  if (ids.length === 0) return new Map<string, { name: string | null; employee_id: string | null }>()
+  const details = new Map<
+    string,
+    { name: string | null; employee_id: string | null; pay_rule_id: string | null }
+  >()
+  if (ids.length === 0) return details
   const rows = await db
     .selectFrom('operators')
-    .select(['id', 'name', 'employee_id'])
+    .select(['id', 'name', 'employee_id', 'pay_rule_id'])
     .where((eb) => eb.and(ownedBy(auth)))
     .where('id', 'in', ids)
     .execute()
-  return new Map(rows.map((r) => [r.id, { name: r.name, employee_id: r.employee_id }]))
+  for (const r of rows)
+    details.set(r.id, { name: r.name, employee_id: r.employee_id, pay_rule_id: r.pay_rule_id })
+  return details
+}
+
+/** The time zone of every location of the account and mode (a small table), by id. */
+export async function locationZones(db: Executor, auth: AuthContext): Promise<Map<string, string>> {
+  const rows = await db
+    .selectFrom('locations')
+    .select(['id', 'timezone'])
+    .where((eb) => eb.and(ownedBy(auth)))
+    .execute()
+  return new Map(rows.map((r) => [r.id, r.timezone]))
+}
+
+/** Closed periods that stored their timesheet (`totals` set) and share a day with [from, to]. */
+export function closedPeriodsBetween(db: Executor, auth: AuthContext, from: string, to: string) {
+  return db
+    .selectFrom('pay_periods')
+    .select(['id', 'start_date', 'end_date'])
+    .where((eb) => eb.and(ownedBy(auth)))
+    .where('status', '=', 'closed')
+    .where('totals', 'is not', null)
+    .where('start_date', '<=', to)
+    .where('end_date', '>=', from)
+    .execute()
+}
+
+export type ClosedDayRow = Selectable<ClosedTimesheetDaysTable>
+
+/** The stored days of `operatorIds` in [from, to] (closed periods' timesheets). */
+export async function closedDays(
+  db: Executor,
+  auth: AuthContext,
+  operatorIds: readonly string[],
+  from: string,
+  to: string,
+): Promise<ClosedDayRow[]> {
+  if (operatorIds.length === 0) return []
+  const rows = await db
+    .selectFrom('closed_timesheet_days')
+    .selectAll()
+    .where((eb) => eb.and(ownedBy(auth)))
+    .where('operator_id', 'in', operatorIds)
+    .where('date', '>=', from)
+    .where('date', '<=', to)
+    .execute()
+  // PostgreSQL answers bigint columns as numbers (db/connection.ts parses them); nothing to convert.
+  return rows
+}
+
+/** Rows per insert: well under SQLite's 32,766 bound parameters at 17 columns a row. */
+const CLOSED_DAYS_PER_INSERT = 500
+
+export async function insertClosedDays(trx: Trx, rows: readonly ClosedDayRow[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += CLOSED_DAYS_PER_INSERT) {
+    await trx
+      .insertInto('closed_timesheet_days')
+      .values(rows.slice(i, i + CLOSED_DAYS_PER_INSERT))
+      .execute()
+  }
+}
+
+export async function deleteClosedDays(trx: Trx, payPeriodId: string): Promise<void> {
+  await trx.deleteFrom('closed_timesheet_days').where('pay_period_id', '=', payPeriodId).execute()
 }
 
 /**

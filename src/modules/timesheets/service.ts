@@ -1,14 +1,31 @@
 import { Readable } from 'node:stream'
 import { errors } from '../../core/errors.js'
 import type { AuthContext } from '../../core/identity.js'
-import type { Executor } from '../../db/types.js'
-import { addDays, daysBetween, isoWeekMonday } from '../../lib/dates.js'
-import { hoursOfMs } from '../sessions/hours.js'
+import type { Executor, Trx } from '../../db/types.js'
+import { addDays, daysBetween } from '../../lib/dates.js'
+import { listAllPayRules, type PayRule } from '../pay-rules/service.js'
 import {
+  foldDays,
+  type PayDay,
+  payDays,
+  payFlags,
+  payHours,
+  type SessionForPay,
+  type Weekday,
+  workweekStart,
+} from './pay-calculation.js'
+import {
+  type ClosedDayRow,
+  closedDays,
+  closedPeriodsBetween,
   countTimesheetEntries,
-  type DayKey,
-  dayTotals,
+  deleteClosedDays,
+  insertClosedDays,
+  locationZones,
+  type OperatorBound,
   operatorDetails,
+  type SessionPayRow,
+  sessionPayRows,
   type TimesheetFilters,
 } from './repository.js'
 import { CSV_COLUMNS, type ListTimesheetsQuery, MAX_TIMESHEET_DAYS, type TimesheetEntry } from './schemas.js'
@@ -20,17 +37,13 @@ export interface TimesheetQuery extends TimesheetFilters {
 }
 
 /** One entry before rounding: exact milliseconds, so a week is a sum of its days' exact sums. */
-export interface TimesheetTotals {
+export interface TimesheetTotals extends PayDay {
   operator_id: string
   operator_ident: string
   employee_id: string | null
   name: string | null
-  date: string
-  approvedMs: number
-  pendingMs: number
-  rejectedMs: number
-  sessions: number
-  openSessions: number
+  /** The rule the entry was computed with (for a stored day: the rule of its close). */
+  pay_rule_id: string | null
 }
 
 /** The cursor of a timesheet page: the last entry's operator ident and date. */
@@ -65,11 +78,137 @@ export function timesheetQuery(query: ListTimesheetsQuery): TimesheetQuery {
   }
 }
 
+/** What a timesheet reads once, before its sessions: the rules, the zones, the closed periods. */
+interface PayContext {
+  rules: Map<string, PayRule>
+  defaultRule: PayRule | null
+  zones: Map<string, string>
+  /** Closed periods whose stored days stand in for their sessions (none with a location filter). */
+  closed: Array<{ start_date: string; end_date: string }>
+  /** The first work date read: a workweek before `from` when a rule counts weeks, else `from`. */
+  windowStart: string
+}
+
+async function payContext(db: Executor, auth: AuthContext, query: TimesheetQuery): Promise<PayContext> {
+  const all = await listAllPayRules(db, auth)
+  const rules = new Map(all.map((r) => [r.id, r]))
+  const defaultRule = all.find((r) => r.is_default) ?? null
+  // Weekly overtime and the seventh day read the workweek's earlier days (at most six before
+  // `from`); without a rule that counts weeks, nothing before `from` changes an entry.
+  const countsWeeks = all.some((r) => r.overtime.weekly_minutes !== null || r.overtime.seventh_day)
+  const windowStart = countsWeeks ? addDays(query.from, -6) : query.from
+  // A location's timesheet is a view, not the payroll record: it is computed from that location's
+  // sessions alone, so the stored days (of every location) cannot stand in for it.
+  const closed =
+    query.location_id === undefined ? await closedPeriodsBetween(db, auth, windowStart, query.to) : []
+  return { rules, defaultRule, zones: await locationZones(db, auth), closed, windowStart }
+}
+
+/** The sessions of one operator, read in order, before the calculation. */
+interface OperatorRows {
+  operator_id: string
+  operator_ident: string
+  rows: SessionPayRow[]
+}
+
 /**
- * Every entry of a timesheet after `after` (a page's cursor), in order (operator_ident, date),
- * read from the database in keyset batches of `batch` day groups: memory holds one batch whatever
- * the range, and no connection is held between batches. Week entries are folded from the day
- * groups, which arrive in order, so a week's days are consecutive.
+ * Every operator of the timesheet with its sessions in [windowStart, to], from `start` on, read in
+ * keyset batches of about `batch` sessions that always hold whole operators (a full batch is cut
+ * before its last operator, who is read again at the head of the next): memory holds one batch
+ * whatever the range, and no connection is held between batches.
+ */
+async function* operatorBatches(
+  db: Executor,
+  auth: AuthContext,
+  query: TimesheetQuery,
+  windowStart: string,
+  start: OperatorBound,
+  batch: number,
+): AsyncGenerator<OperatorRows[], void, undefined> {
+  const filters = { ...query, from: windowStart }
+  let bound = start
+  let take = batch
+  for (;;) {
+    const rows = await sessionPayRows(db, auth, filters, bound, take)
+    const operators = groupByOperator(rows)
+    const full = rows.length === take
+    if (full) {
+      // The last operator may go on in the next batch: read it whole there. One operator with
+      // more sessions than the batch: read again with a larger batch.
+      if (operators.length === 1) {
+        take *= 2
+        continue
+      }
+      operators.pop()
+    }
+    if (operators.length > 0) yield operators
+    const last = operators[operators.length - 1]
+    if (!full || !last) return
+    bound = { ident: last.operator_ident, inclusive: false }
+    take = batch
+  }
+}
+
+function groupByOperator(rows: readonly SessionPayRow[]): OperatorRows[] {
+  const operators: OperatorRows[] = []
+  let current: OperatorRows | undefined
+  for (const row of rows) {
+    if (current?.operator_ident !== row.operator_ident) {
+      current = { operator_id: row.operator_id, operator_ident: row.operator_ident, rows: [] }
+      operators.push(current)
+    }
+    current.rows.push(row)
+  }
+  return operators
+}
+
+const NO_BREAKS = '[]'
+
+/** A stored break record (migration 011) as the calculation reads it. */
+interface StoredBreak {
+  start: number
+  end: number | null
+  paid: boolean
+}
+
+function sessionForPay(row: SessionPayRow, zones: ReadonlyMap<string, string>): SessionForPay {
+  return {
+    work_date: row.work_date,
+    time_zone: (row.location_id !== null && zones.get(row.location_id)) || 'UTC',
+    check_in_at: row.check_in_at,
+    check_out_at: row.check_out_at,
+    break_minutes: row.break_minutes,
+    // Most sessions have none: skip the parse.
+    breaks: row.breaks === NO_BREAKS ? [] : (JSON.parse(row.breaks) as StoredBreak[]),
+    review_status: row.review_status,
+    open: row.status === 'open',
+  }
+}
+
+function storedDay(row: ClosedDayRow): PayDay & { pay_rule_id: string | null } {
+  return {
+    date: row.date,
+    countedMs: row.counted_ms,
+    pendingMs: row.pending_ms,
+    rejectedMs: row.rejected_ms,
+    regularMs: row.regular_ms,
+    overtimeMs: row.overtime_ms,
+    doubleTimeMs: row.double_time_ms,
+    autoBreakMs: row.auto_break_ms,
+    sessions: row.sessions,
+    openSessions: row.open_sessions,
+    missedBreak: row.missed_break === 1,
+    pendingReview: row.pending_review === 1,
+    pay_rule_id: row.pay_rule_id,
+  }
+}
+
+/**
+ * Every entry of a timesheet after `after` (a page's cursor), in order (operator_ident, date).
+ * Per operator: its rule (its own, else the account's default, else none), the calculation of
+ * pay-calculation.ts over its sessions, with the days a closed period stored standing in for
+ * theirs (and counting toward their workweek); then the days in [from, to], folded into workweeks
+ * with `group_by=week`.
  */
 export async function* timesheetTotals(
   db: Executor,
@@ -78,42 +217,59 @@ export async function* timesheetTotals(
   after: TimesheetKey | undefined,
   batch: number,
 ): AsyncGenerator<TimesheetTotals, void, undefined> {
-  const step = query.groupBy === 'week' ? 7 : 1
-  let start: DayKey | undefined = after && { operatorIdent: after[0], date: addDays(after[1], step) }
-  let current: TimesheetTotals | undefined
-  for (;;) {
-    const rows = await dayTotals(db, auth, query, start, batch)
-    const details = await operatorDetails(db, auth, [...new Set(rows.map((r) => r.operator_id))])
-    for (const row of rows) {
-      const date = query.groupBy === 'week' ? isoWeekMonday(row.work_date) : row.work_date
-      if (current && current.operator_id === row.operator_id && current.date === date) {
-        current.approvedMs += row.approved_ms
-        current.pendingMs += row.pending_ms
-        current.rejectedMs += row.rejected_ms
-        current.sessions += row.sessions
-        current.openSessions += row.open_sessions
-        continue
+  const ctx = await payContext(db, auth, query)
+  const start: OperatorBound = { ident: after?.[0] ?? '', inclusive: true }
+  const isClosed = (date: string) => ctx.closed.some((p) => date >= p.start_date && date <= p.end_date)
+  for await (const operators of operatorBatches(db, auth, query, ctx.windowStart, start, batch)) {
+    const ids = operators.map((o) => o.operator_id)
+    const details = await operatorDetails(db, auth, ids)
+    const stored = ctx.closed.length > 0 ? await closedDays(db, auth, ids, ctx.windowStart, query.to) : []
+    for (const operator of operators) {
+      const detail = details.get(operator.operator_id)
+      const rule = (detail?.pay_rule_id ? ctx.rules.get(detail.pay_rule_id) : undefined) ?? ctx.defaultRule
+      const fixed = stored.filter((d) => d.operator_id === operator.operator_id).map(storedDay)
+      const sessions = operator.rows
+        .filter((r) => fixed.length === 0 || !isClosed(r.work_date))
+        .map((r) => sessionForPay(r, ctx.zones))
+      const computed = payDays(sessions, rule, fixed).map((d) => ({ ...d, pay_rule_id: rule?.id ?? null }))
+      const days = [...computed, ...fixed]
+        .filter((d) => d.date >= query.from && d.date <= query.to)
+        .sort((a, b) => (a.date < b.date ? -1 : a.date > b.date ? 1 : 0))
+      const base = {
+        operator_id: operator.operator_id,
+        operator_ident: operator.operator_ident,
+        employee_id: detail?.employee_id ?? null,
+        name: detail?.name ?? null,
       }
-      if (current) yield current
-      const operator = details.get(row.operator_id)
-      current = {
-        operator_id: row.operator_id,
-        operator_ident: row.operator_ident,
-        employee_id: operator?.employee_id ?? null,
-        name: operator?.name ?? null,
-        date,
-        approvedMs: row.approved_ms,
-        pendingMs: row.pending_ms,
-        rejectedMs: row.rejected_ms,
-        sessions: row.sessions,
-        openSessions: row.open_sessions,
+      const entries = query.groupBy === 'week' ? foldWeeks(days, rule?.workweek_start ?? 'monday') : days
+      for (const day of entries) {
+        if (after && operator.operator_ident === after[0] && day.date <= after[1]) continue
+        yield { ...day, ...base }
       }
     }
-    const last = rows[rows.length - 1]
-    if (rows.length < batch || !last) break
-    start = { operatorIdent: last.operator_ident, date: addDays(last.work_date, 1) }
   }
-  if (current) yield current
+}
+
+/** Consecutive days of one workweek folded into one entry dated the week's first day. */
+function foldWeeks<T extends PayDay & { pay_rule_id: string | null }>(days: readonly T[], start: Weekday) {
+  const weeks: Array<PayDay & { pay_rule_id: string | null }> = []
+  let group: T[] = []
+  let week = ''
+  const flush = () => {
+    const last = group[group.length - 1]
+    if (last) weeks.push({ ...foldDays(week, group), pay_rule_id: last.pay_rule_id })
+  }
+  for (const day of days) {
+    const first = workweekStart(day.date, start)
+    if (first !== week) {
+      flush()
+      group = []
+      week = first
+    }
+    group.push(day)
+  }
+  flush()
+  return weeks
 }
 
 /** The first `take` entries after `after`: one page. */
@@ -125,8 +281,8 @@ export async function timesheetPage(
   take: number,
 ): Promise<TimesheetTotals[]> {
   const entries: TimesheetTotals[] = []
-  // A week holds up to 7 day groups; one more entry than asked tells whether there is more.
-  const batch = query.groupBy === 'week' ? take * 7 : take
+  // Sessions, not entries: a day has one or two sessions, and a week up to seven days' worth.
+  const batch = (query.groupBy === 'week' ? 14 : 2) * take + 50
   for await (const entry of timesheetTotals(db, auth, query, after, batch)) {
     entries.push(entry)
     if (entries.length >= take) break
@@ -136,7 +292,7 @@ export async function timesheetPage(
 
 export const timesheetKeyOf = (entry: TimesheetTotals): TimesheetKey => [entry.operator_ident, entry.date]
 
-/** The API object: each sum rounded half-up to 2 decimals, once. */
+/** The API object: each sum rounded half-up to 2 decimals, once; the split by largest remainder. */
 export function toTimesheetEntry(entry: TimesheetTotals): TimesheetEntry {
   return {
     object: 'timesheet_entry',
@@ -145,12 +301,81 @@ export function toTimesheetEntry(entry: TimesheetTotals): TimesheetEntry {
     employee_id: entry.employee_id,
     name: entry.name,
     date: entry.date,
-    hours: hoursOfMs(entry.approvedMs),
-    pending_hours: hoursOfMs(entry.pendingMs),
-    rejected_hours: hoursOfMs(entry.rejectedMs),
+    ...payHours(entry),
     sessions: entry.sessions,
     open_sessions: entry.openSessions,
+    flags: payFlags(entry),
+    pay_rule_id: entry.pay_rule_id,
   }
+}
+
+/** What a pay period's close answers: the stored timesheet's sums, rounded once each. */
+export interface ClosedTimesheetTotals {
+  operators: number
+  hours: number
+  regular_hours: number
+  overtime_hours: number
+  double_time_hours: number
+  auto_break_hours: number
+}
+
+/**
+ * Stores the timesheet of a period being closed (every operator's days in [start, end], as they
+ * compute now) and answers its totals. Called by the close, in its transaction, under the
+ * exclusive pay-period lock: no session of those dates changes meanwhile.
+ */
+export async function storeClosedTimesheet(
+  trx: Trx,
+  auth: AuthContext,
+  period: { id: string; start_date: string; end_date: string },
+): Promise<ClosedTimesheetTotals> {
+  const query: TimesheetQuery = { from: period.start_date, to: period.end_date, groupBy: 'day' }
+  const operators = new Set<string>()
+  let total: PayDay | undefined
+  let rows: ClosedDayRow[] = []
+  for await (const day of timesheetTotals(trx, auth, query, undefined, CSV_BATCH)) {
+    operators.add(day.operator_id)
+    // Exact sums as the days stream by (a large account's month need not sit in memory).
+    total = foldDays(period.start_date, total ? [total, day] : [day])
+    rows.push({
+      pay_period_id: period.id,
+      account_id: auth.accountId,
+      livemode: auth.livemode ? 1 : 0,
+      operator_id: day.operator_id,
+      date: day.date,
+      pay_rule_id: day.pay_rule_id,
+      counted_ms: day.countedMs,
+      pending_ms: day.pendingMs,
+      rejected_ms: day.rejectedMs,
+      regular_ms: day.regularMs,
+      overtime_ms: day.overtimeMs,
+      double_time_ms: day.doubleTimeMs,
+      auto_break_ms: day.autoBreakMs,
+      sessions: day.sessions,
+      open_sessions: day.openSessions,
+      missed_break: day.missedBreak ? 1 : 0,
+      pending_review: day.pendingReview ? 1 : 0,
+    })
+    if (rows.length >= CSV_BATCH) {
+      await insertClosedDays(trx, rows)
+      rows = []
+    }
+  }
+  await insertClosedDays(trx, rows)
+  const hours = payHours(total ?? foldDays(period.start_date, []))
+  return {
+    operators: operators.size,
+    hours: hours.hours,
+    regular_hours: hours.regular_hours,
+    overtime_hours: hours.overtime_hours,
+    double_time_hours: hours.double_time_hours,
+    auto_break_hours: hours.auto_break_hours,
+  }
+}
+
+/** Reopening a period discards what its close stored: its dates compute from sessions again. */
+export function discardClosedTimesheet(trx: Trx, periodId: string): Promise<void> {
+  return deleteClosedDays(trx, periodId)
 }
 
 /** Characters that make a spreadsheet read a cell as a formula (or hide where it starts). */
@@ -183,11 +408,17 @@ function csvLine(entry: TimesheetEntry): string {
     entry.rejected_hours.toFixed(2),
     entry.sessions,
     entry.open_sessions,
+    entry.regular_hours.toFixed(2),
+    entry.overtime_hours.toFixed(2),
+    entry.double_time_hours.toFixed(2),
+    entry.auto_break_hours.toFixed(2),
+    entry.pay_rule_id,
+    entry.flags.join(';'),
   ])
 }
 
-/** Rows per database batch of a CSV, and the size of the chunks written to the socket. */
-export const CSV_BATCH = 2000
+/** Sessions per database batch of a CSV (and of a close), and the size of the chunks written to the socket. */
+export const CSV_BATCH = 5000
 const CSV_CHUNK_CHARS = 64 * 1024
 
 /**

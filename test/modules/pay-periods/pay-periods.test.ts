@@ -24,6 +24,7 @@ const PERIOD_KEYS = [
   'object',
   'start_date',
   'status',
+  'totals',
   'updated',
 ]
 
@@ -46,6 +47,7 @@ describe('pay periods over HTTP', () => {
         end_date: '2026-11-30',
         status: 'open',
         closed_at: null,
+        totals: null,
         livemode: false,
       })
       expect(period.id).toMatch(/^pp_[0-9A-Z]{26}$/)
@@ -183,12 +185,14 @@ describe('pay periods over HTTP', () => {
       const closed = await ok(w.close(period.id))
       expect(closed).toMatchObject({ id: period.id, status: 'closed' })
       expect(closed.closed_at).toMatch(ISO_MS)
+      // The stored timesheet's totals (pay-rules.test.ts checks them under a rule).
+      expect(closed.totals).toMatchObject({ operators: expect.any(Number), hours: expect.any(Number) })
       expect(await ok(w.api.get(`/v1/pay-periods/${period.id}`))).toEqual(closed)
       // Closing again changes nothing and emits nothing.
       expect(await ok(w.close(period.id))).toEqual(closed)
 
       const reopened = await ok(w.reopen(period.id))
-      expect(reopened).toMatchObject({ status: 'open', closed_at: null })
+      expect(reopened).toMatchObject({ status: 'open', closed_at: null, totals: null })
       expect(await ok(w.reopen(period.id))).toEqual(reopened)
       const events = (await eventsOf(t, w.accountId)).filter((e) => e.type.startsWith('pay_period'))
       expect(events.map((e) => e.type)).toEqual([
@@ -197,10 +201,15 @@ describe('pay periods over HTTP', () => {
         'pay_period.reopened',
       ])
       expect(events[1]?.data.object).toEqual(closed)
-      expect(events[1]?.data.previous_attributes).toMatchObject({ status: 'open', closed_at: null })
+      expect(events[1]?.data.previous_attributes).toMatchObject({
+        status: 'open',
+        closed_at: null,
+        totals: null,
+      })
       expect(events[2]?.data.previous_attributes).toMatchObject({
         status: 'closed',
         closed_at: closed.closed_at,
+        totals: closed.totals,
       })
     })
 

@@ -2,25 +2,34 @@ import { parse } from 'csv-parse/sync'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { newId } from '../../../src/lib/ids.js'
+import { CSV_BATCH } from '../../../src/modules/timesheets/service.js'
 import { buildTestApp, type TestApp } from '../../helpers/app.js'
 import { expectError, type List, type TimesheetEntry } from '../../helpers/assertions.js'
 import { ok, world } from '../../helpers/world.js'
 
 const ENTRY_KEYS = [
+  'auto_break_hours',
   'date',
+  'double_time_hours',
   'employee_id',
+  'flags',
   'hours',
   'name',
   'object',
   'open_sessions',
   'operator_id',
   'operator_ident',
+  'overtime_hours',
+  'pay_rule_id',
   'pending_hours',
+  'regular_hours',
   'rejected_hours',
   'sessions',
 ]
 const HEADER =
-  'operator_ident,employee_id,name,date,hours,pending_hours,rejected_hours,sessions,open_sessions'
+  'operator_ident,employee_id,name,date,hours,pending_hours,rejected_hours,sessions,open_sessions,regular_hours,overtime_hours,double_time_hours,auto_break_hours,pay_rule_id,flags'
+/** Without a pay rule: nothing rounded or deducted, every paid hour regular. */
+const NO_RULE = { overtime_hours: 0, double_time_hours: 0, auto_break_hours: 0, pay_rule_id: null }
 
 describe('timesheets over HTTP', () => {
   let t: TestApp
@@ -89,6 +98,9 @@ describe('timesheets over HTTP', () => {
         rejected_hours: 1.5,
         sessions: 3,
         open_sessions: 0,
+        regular_hours: 4,
+        ...NO_RULE,
+        flags: ['pending_review'],
       },
       {
         object: 'timesheet_entry',
@@ -102,6 +114,9 @@ describe('timesheets over HTTP', () => {
         rejected_hours: 0,
         sessions: 1,
         open_sessions: 0,
+        regular_hours: 8.5,
+        ...NO_RULE,
+        flags: [],
       },
       expect.objectContaining({
         operator_ident: 'B-2',
@@ -109,6 +124,7 @@ describe('timesheets over HTTP', () => {
         hours: 0,
         sessions: 1,
         open_sessions: 1,
+        flags: ['open_session'],
       }),
     ])
     // Filters.
@@ -312,7 +328,7 @@ describe('timesheets over HTTP', () => {
         'attachment; filename="timesheet-2026-11-01-2026-11-30.csv"',
       )
       expect(res.raw.body).toBe(
-        `${HEADER}\r\nA-1,0042,Ann,2026-11-02,0.00,8.00,0.00,1,0\r\nA-1,0042,Ann,2026-11-03,4.35,0.00,0.00,1,0\r\n`,
+        `${HEADER}\r\nA-1,0042,Ann,2026-11-02,0.00,8.00,0.00,1,0,0.00,0.00,0.00,0.00,,pending_review\r\nA-1,0042,Ann,2026-11-03,4.35,0.00,0.00,1,0,4.35,0.00,0.00,0.00,,\r\n`,
       )
       // No sessions: the header alone.
       expect((await csv(w.api, 'from=2025-01-01&to=2025-01-31')).raw.body).toBe(`${HEADER}\r\n`)
@@ -351,7 +367,20 @@ describe('timesheets over HTTP', () => {
       expect(byIdent.get('f')?.slice(0, 3)).toEqual(['f', "'-", 'Zoë 💼'])
       // Every data row has the nine cells and 1 hour pending.
       for (const row of rows.slice(1))
-        expect(row.slice(3)).toEqual(['2026-11-02', '0.00', '1.00', '0.00', '1', '0'])
+        expect(row.slice(3)).toEqual([
+          '2026-11-02',
+          '0.00',
+          '1.00',
+          '0.00',
+          '1',
+          '0',
+          '0.00',
+          '0.00',
+          '0.00',
+          '0.00',
+          '',
+          'pending_review',
+        ])
       // The quoting itself, as bytes.
       expect(text).toContain(`"c,d",'\tTAB,"Doe, ""Jo""\r\nline two"`)
       expect(text).toContain(`"'=HYPERLINK(""http://evil.example"",""click"")"`)
@@ -359,9 +388,10 @@ describe('timesheets over HTTP', () => {
 
     it('over several database batches equals the JSON pages, row for row', async () => {
       const w = await world(t)
-      // 30 operators × 90 days = 2,700 day groups: more than one CSV batch of 2,000.
+      // 60 operators × 90 days = 5,400 sessions: more than one CSV batch (CSV_BATCH sessions).
+      expect(60 * 90).toBeGreaterThan(CSV_BATCH)
       const operators = await Promise.all(
-        Array.from({ length: 30 }, (_, i) => w.operator({ ident: `P-${String(i).padStart(2, '0')}` })),
+        Array.from({ length: 60 }, (_, i) => w.operator({ ident: `P-${String(i).padStart(2, '0')}` })),
       )
       const rows = operators.flatMap((op) =>
         Array.from({ length: 90 }, (_, d) => {
@@ -400,13 +430,20 @@ describe('timesheets over HTTP', () => {
           .execute()
       const query = 'from=2026-01-01&to=2026-03-31'
       const pages = await all(w.api, query)
-      expect(pages).toHaveLength(2700)
+      expect(pages).toHaveLength(5400)
+      // Small pages: one operator's 90 sessions outgrow a page's batch (2 × 11 + 50 sessions), which
+      // is read again larger; the pages still hold every entry once, in order.
+      const first = operators[0]
+      if (!first) throw new Error('no operator')
+      const small = await all(w.api, `${query}&operator_id=${first.id}`, 10)
+      expect(small).toEqual(pages.filter((e) => e.operator_id === first.id))
+      expect(small).toHaveLength(90)
       const answer = await csv(w.api, query)
-      expect(answer.headers['x-total-count']).toBe('2700')
+      expect(answer.headers['x-total-count']).toBe('5400')
       // 1 January 2026 is a Thursday, 31 March a Tuesday: 14 ISO weeks.
       const weeks = await all(w.api, `${query}&group_by=week`)
-      expect(weeks).toHaveLength(30 * 14)
-      expect((await csv(w.api, `${query}&group_by=week`)).headers['x-total-count']).toBe(String(30 * 14))
+      expect(weeks).toHaveLength(60 * 14)
+      expect((await csv(w.api, `${query}&group_by=week`)).headers['x-total-count']).toBe(String(60 * 14))
       const lines = answer.raw.body.split('\r\n')
       expect(lines[0]).toBe(HEADER)
       expect(lines.at(-1)).toBe('')
@@ -422,6 +459,12 @@ describe('timesheets over HTTP', () => {
             '0.00',
             e.sessions,
             e.open_sessions,
+            e.hours.toFixed(2),
+            '0.00',
+            '0.00',
+            '0.00',
+            '',
+            '',
           ].join(','),
         ),
       )
