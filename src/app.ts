@@ -21,6 +21,7 @@ import { eventRoutes } from './modules/events/routes.js'
 import { locationRoutes } from './modules/locations/routes.js'
 import { operatorRoutes } from './modules/operators/routes.js'
 import { payPeriodRoutes } from './modules/pay-periods/routes.js'
+import { payRuleRoutes } from './modules/pay-rules/routes.js'
 import { scanRoutes } from './modules/scans/routes.js'
 import { sessionRoutes } from './modules/sessions/routes.js'
 import { ForgottenCheckOutSweep } from './modules/sessions/sweep.js'
@@ -105,6 +106,7 @@ export async function buildApp({ config, db, redis }: AppDependencies): Promise<
   await app.register(sessionRoutes)
   await app.register(scanRoutes)
   await app.register(payPeriodRoutes)
+  await app.register(payRuleRoutes)
   await app.register(timesheetRoutes)
   await app.register(eventRoutes)
   await app.register(consoleRoutes)

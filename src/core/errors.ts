@@ -44,6 +44,7 @@ export const ERROR_CODES = {
   period_not_over: { type: 'conflict', status: 409 },
   pending_reviews: { type: 'conflict', status: 409 },
   overlapping_period: { type: 'conflict', status: 409 },
+  pay_rule_in_use: { type: 'conflict', status: 409 },
   idempotency_key_reuse: { type: 'conflict', status: 409 },
   idempotency_key_in_use: { type: 'conflict', status: 409 },
   missing_param: { type: 'validation_error', status: 422 },
@@ -63,6 +64,7 @@ export const ERROR_CODES = {
   unknown_device: { type: 'validation_error', status: 422 },
   unknown_location: { type: 'validation_error', status: 422 },
   ambiguous_location: { type: 'validation_error', status: 422 },
+  unknown_pay_rule: { type: 'validation_error', status: 422 },
   invalid_timezone: { type: 'validation_error', status: 422 },
   invalid_event_type: { type: 'validation_error', status: 422 },
   invalid_url: { type: 'validation_error', status: 422 },
@@ -261,6 +263,13 @@ export const errors = {
     coded('unknown_location', `No such location: '${value}'.`, { param }),
   ambiguousLocation: (param: string, name: string) =>
     coded('ambiguous_location', `More than one location is named '${name}'; use location_id.`, { param }),
+  unknownPayRule: (param: string, value: string) =>
+    coded('unknown_pay_rule', `No such pay rule: '${value}'.`, { param }),
+  payRuleInUse: (id: string, operatorId: string) =>
+    coded(
+      'pay_rule_in_use',
+      `Pay rule ${id} is the rule of operator ${operatorId} (and perhaps others); give them another rule, or none, before deleting it.`,
+    ),
   invalidTimezone: (value: string) =>
     coded('invalid_timezone', `Unknown IANA time zone: '${value}' (e.g. Europe/Paris).`, {
       param: 'timezone',

@@ -8,6 +8,7 @@ import { API_VERSION, EVENT_TYPES_BY_RESOURCE, type EventResource } from '../mod
 import * as locations from '../modules/locations/schemas.js'
 import * as operators from '../modules/operators/schemas.js'
 import * as payPeriods from '../modules/pay-periods/schemas.js'
+import * as payRules from '../modules/pay-rules/schemas.js'
 import * as scans from '../modules/scans/schemas.js'
 import * as sessions from '../modules/sessions/schemas.js'
 import * as timesheets from '../modules/timesheets/schemas.js'
@@ -46,6 +47,7 @@ const MODULE_SCHEMAS: Array<{ COMPONENT_SCHEMAS: TSchema[] }> = [
   sessions,
   scans,
   payPeriods,
+  payRules,
   timesheets,
   events,
   webhooks,
@@ -65,6 +67,7 @@ const EVENT_OBJECTS: Record<EventResource | 'webhook_endpoint', TSchema> = {
   location: locations.Location,
   scan: scans.Scan,
   pay_period: payPeriods.PayPeriod,
+  pay_rule: payRules.PayRule,
   webhook_endpoint: webhooks.WebhookEndpoint,
 }
 
@@ -81,6 +84,11 @@ const TAGS = [
     name: 'Pay periods',
     description:
       'Ranges of work dates that payroll closes once every session in them is reviewed; a closed period freezes its sessions.',
+  },
+  {
+    name: 'Pay rules',
+    description:
+      'How timesheets round check-ins and check-outs, deduct required breaks and split overtime; an operator has its own rule, else the default.',
   },
   {
     name: 'Timesheets',

@@ -15,6 +15,7 @@ export type IdPrefix =
   | 'evt'
   | 'rev'
   | 'pp'
+  | 'pr'
 
 const pool = Buffer.alloc(4096)
 let poolOffset = pool.length

@@ -138,6 +138,7 @@ describe('compiled queries', () => {
       is_active: true,
       created_at: true,
       updated_at: true,
+      pay_rule_id: true,
     } as const
     const insertThree = compiledInsertRows('operators', columns, 3)
     const row = (n: number) => ({
@@ -150,10 +151,11 @@ describe('compiled queries', () => {
       is_active: 1 as const,
       created_at: n,
       updated_at: n,
+      pay_rule_id: null,
     })
     const query = insertThree.compile(db, [row(1), row(2), row(3)])
-    expect(query.parameters).toHaveLength(27)
-    expect(query.parameters.slice(9, 18)).toEqual(Object.values(row(2)))
+    expect(query.parameters).toHaveLength(30)
+    expect(query.parameters.slice(10, 20)).toEqual(Object.values(row(2)))
     const result = await insertThree.run(db, [row(1), row(2), row(3)])
     expect(result.numAffectedRows).toBe(3n)
     for (const n of [1, 2, 3]) {

@@ -32,6 +32,7 @@ const scan = async (api: ApiClient) =>
   created(api, '/v1/scans', { operator_id: await operator(api), device_id: (await device(api)).code })
 const PERIOD = { start_date: '2026-03-01', end_date: '2026-03-31' }
 const payPeriod = (api: ApiClient) => created(api, '/v1/pay-periods', PERIOD)
+const payRule = (api: ApiClient) => created(api, '/v1/pay-rules', { name: uniq('rule') })
 const endpoint = (api: ApiClient) =>
   created(api, '/v1/webhook-endpoints', { url: 'http://127.0.0.1:9/hook', enabled_events: ['*'] })
 const delivery = async (api: ApiClient) =>
@@ -140,6 +141,14 @@ const REQUESTS: Record<string, PrepareRequest> = {
   'POST /v1/pay-periods/:id/reopen': async (api) => ({
     path: `/v1/pay-periods/${await payPeriod(api)}/reopen`,
   }),
+  'POST /v1/pay-rules': async () => ({ path: '/v1/pay-rules', body: { name: uniq('rule') } }),
+  'GET /v1/pay-rules': async () => ({ path: '/v1/pay-rules' }),
+  'GET /v1/pay-rules/:id': async (api) => ({ path: `/v1/pay-rules/${await payRule(api)}` }),
+  'PATCH /v1/pay-rules/:id': async (api) => ({
+    path: `/v1/pay-rules/${await payRule(api)}`,
+    body: { name: 'N' },
+  }),
+  'DELETE /v1/pay-rules/:id': async (api) => ({ path: `/v1/pay-rules/${await payRule(api)}` }),
   'GET /v1/timesheets': async () => ({ path: '/v1/timesheets?from=2026-03-01&to=2026-03-31' }),
   'GET /v1/webhook-deliveries': async () => ({ path: '/v1/webhook-deliveries' }),
   'GET /v1/webhook-deliveries/:id': async (api) => ({

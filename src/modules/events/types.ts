@@ -10,6 +10,7 @@ export const EVENT_TYPES_BY_RESOURCE = {
   scan: ['scan.checked_in', 'scan.checked_out', 'scan.break_started', 'scan.break_ended', 'scan.flagged'],
   webhook_endpoint: ['webhook_endpoint.disabled'],
   pay_period: ['pay_period.created', 'pay_period.closed', 'pay_period.reopened'],
+  pay_rule: ['pay_rule.created', 'pay_rule.updated', 'pay_rule.deleted'],
 } as const
 
 export type EventResource = keyof typeof EVENT_TYPES_BY_RESOURCE

@@ -17,6 +17,7 @@ export function toOperator(row: OperatorRow): Operator {
     name: row.name,
     employee_id: row.employee_id,
     is_active: row.is_active === 1,
+    pay_rule_id: row.pay_rule_id,
     livemode: row.livemode === 1,
     created: toIso(row.created_at),
     updated: toIso(row.updated_at),
@@ -71,9 +72,25 @@ export async function lockOperatorRows(trx: Trx, auth: AuthContext, ids: readonl
 export async function updateOperatorRow(
   trx: Trx,
   id: string,
-  changes: Partial<Pick<OperatorRow, 'name' | 'employee_id' | 'is_active' | 'updated_at'>>,
+  changes: Partial<Pick<OperatorRow, 'name' | 'employee_id' | 'is_active' | 'pay_rule_id' | 'updated_at'>>,
 ): Promise<void> {
   await trx.updateTable('operators').set(changes).where('id', '=', id).execute()
+}
+
+/** One operator of the caller's account and mode whose rule is this one (index `operators_pay_rule`). */
+export async function findOperatorWithPayRule(
+  db: Executor,
+  auth: AuthContext,
+  payRuleId: string,
+): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('operators')
+    .select('id')
+    .where((eb) => eb.and(ownedBy(auth)))
+    .where('pay_rule_id', '=', payRuleId)
+    .limit(1)
+    .executeTakeFirst()
+  return row?.id
 }
 
 export async function listOperatorRows(

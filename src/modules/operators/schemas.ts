@@ -9,6 +9,10 @@ const ident = Type.String({
 })
 const name = nullableString({ maxLength: 200, description: 'Display name.' })
 const employeeId = nullableString({ maxLength: 128, description: "Link to the client's own HR system." })
+const payRuleId = nullableString({
+  maxLength: 64,
+  description: "The operator's pay rule (`pr_…`); null: the account's default rule, if any.",
+})
 
 export const Operator = Type.Object(
   {
@@ -18,6 +22,9 @@ export const Operator = Type.Object(
     name: Type.Union([Type.String(), Type.Null()]),
     employee_id: Type.Union([Type.String(), Type.Null()]),
     is_active: Type.Boolean(),
+    pay_rule_id: Type.Union([Type.String(), Type.Null()], {
+      description: "The operator's own pay rule; null: the account's default rule applies, if any.",
+    }),
     livemode: Type.Boolean(),
     created: Timestamp,
     updated: Timestamp,
@@ -27,7 +34,12 @@ export const Operator = Type.Object(
 export type Operator = Static<typeof Operator>
 
 export const CreateOperatorBody = Type.Object(
-  { ident, name: Type.Optional(name), employee_id: Type.Optional(employeeId) },
+  {
+    ident,
+    name: Type.Optional(name),
+    employee_id: Type.Optional(employeeId),
+    pay_rule_id: Type.Optional(payRuleId),
+  },
   { additionalProperties: false },
 )
 export type CreateOperatorBody = Static<typeof CreateOperatorBody>
@@ -37,6 +49,7 @@ export const UpdateOperatorBody = Type.Object(
     name: Type.Optional(name),
     employee_id: Type.Optional(employeeId),
     is_active: Type.Optional(Type.Boolean({ description: '`true` reactivates, `false` deactivates.' })),
+    pay_rule_id: Type.Optional(payRuleId),
   },
   { additionalProperties: false },
 )

@@ -5,6 +5,7 @@ import { ownedBy } from '../../db/scope.js'
 import type { Executor, Trx } from '../../db/types.js'
 import { changedFields } from '../../lib/changes.js'
 import { recordEvent } from '../events/outbox.js'
+import { resolvePayRule } from '../pay-rules/service.js'
 import { resolveReference } from '../shared/references.js'
 import {
   createResource,
@@ -16,6 +17,7 @@ import {
 import {
   findOperator,
   findOperatorsBy,
+  findOperatorWithPayRule,
   insertOperator,
   listOperatorRows,
   lockOperatorRows,
@@ -37,14 +39,25 @@ const operators: ResourceStore<OperatorRow, Operator> = {
   duplicate: (row) => errors.duplicateIdent(row.ident),
 }
 
-export function createOperator(trx: Trx, auth: AuthContext, input: CreateOperatorBody): Promise<Operator> {
-  return createResource(
-    trx,
-    auth,
-    operators,
-    { ident: input.ident, name: input.name ?? null, employee_id: input.employee_id ?? null, is_active: 1 },
-    'operator.created',
-  )
+/** `pay_rule_id` of a body resolved to the caller's rule (locked: see `resolvePayRule`); null and absent kept. */
+async function payRuleIdOf(trx: Trx, auth: AuthContext, id: string | null | undefined) {
+  if (id === undefined || id === null) return id
+  return (await resolvePayRule(trx, auth, id)).id
+}
+
+export async function createOperator(
+  trx: Trx,
+  auth: AuthContext,
+  input: CreateOperatorBody,
+): Promise<Operator> {
+  const fields = {
+    ident: input.ident,
+    name: input.name ?? null,
+    employee_id: input.employee_id ?? null,
+    is_active: 1 as const,
+    pay_rule_id: (await payRuleIdOf(trx, auth, input.pay_rule_id)) ?? null,
+  }
+  return createResource(trx, auth, operators, fields, 'operator.created')
 }
 
 export function retrieveOperator(db: Executor, auth: AuthContext, id: string): Promise<Operator> {
@@ -61,11 +74,12 @@ export function updateOperator(
   input: UpdateOperatorBody,
 ): Promise<Operator> {
   return updateResource(trx, auth, operators, id, {
-    changes: (current) =>
+    changes: async (current) =>
       changedFields(current, {
         name: input.name,
         employee_id: input.employee_id,
         is_active: input.is_active === undefined ? undefined : toFlag(input.is_active),
+        pay_rule_id: await payRuleIdOf(trx, auth, input.pay_rule_id),
       }),
     afterWrite: async ({ changes, after, previous }) => {
       const { is_active: activeChange, ...attributeChanges } = changes
@@ -84,6 +98,18 @@ export function updateOperator(
 /** DELETE: a soft delete. Past sessions stay; deleting an inactive operator changes nothing. */
 export async function deactivateOperator(trx: Trx, auth: AuthContext, id: string): Promise<Operator> {
   return updateOperator(trx, auth, id, { is_active: false })
+}
+
+/**
+ * An operator of the caller's whose own rule is `payRuleId`, if any (active or not: a reactivated
+ * operator keeps its rule). What deleting a rule asks; the pay-rules route hands it in.
+ */
+export function operatorUsingPayRule(
+  db: Executor,
+  auth: AuthContext,
+  payRuleId: string,
+): Promise<string | undefined> {
+  return findOperatorWithPayRule(db, auth, payRuleId)
 }
 
 /**

@@ -6,9 +6,11 @@ import {
   ISO_MS,
   type List,
   type Operator,
+  type PayRule,
   uniq,
 } from '../../helpers/assertions.js'
 import { eventsOf, freshAccount } from '../../helpers/fixtures.js'
+import { created, ok } from '../../helpers/world.js'
 
 const OPERATOR_KEYS = [
   'created',
@@ -19,6 +21,7 @@ const OPERATOR_KEYS = [
   'livemode',
   'name',
   'object',
+  'pay_rule_id',
   'updated',
 ]
 
@@ -94,12 +97,13 @@ describe('operators over HTTP', () => {
       expect(created.data.previous_attributes).toBeUndefined()
     })
 
-    it('defaults name and employee_id to null', async () => {
+    it('defaults name, employee_id and pay_rule_id to null', async () => {
       const { api } = await freshAccount(t)
       const op = await create(api, { ident: uniq('W') })
       expectOperatorShape(op)
       expect(op.name).toBeNull()
       expect(op.employee_id).toBeNull()
+      expect(op.pay_rule_id).toBeNull()
       expect(op.is_active).toBe(true)
     })
 
@@ -450,6 +454,94 @@ describe('operators over HTTP', () => {
         'validation_error',
         undefined,
         'is_active',
+      )
+    })
+  })
+
+  describe('pay_rule_id', () => {
+    const rule = async (api: ApiClient, name = 'Hourly') =>
+      created(api.post<PayRule>('/v1/pay-rules', { name }))
+
+    it('is set on create, changed and cleared by PATCH, each change an operator.updated', async () => {
+      const { key, api } = await freshAccount(t)
+      const first = await rule(api, 'First')
+      const second = await rule(api, 'Second')
+      const op = await create(api, { ident: uniq('W'), pay_rule_id: first.id })
+      expectOperatorShape(op)
+      expect(op.pay_rule_id).toBe(first.id)
+      expect((await api.get(`/v1/operators/${op.id}`)).body).toEqual(op)
+
+      const moved = await ok(api.patch<Operator>(`/v1/operators/${op.id}`, { pay_rule_id: second.id }))
+      expect(moved.pay_rule_id).toBe(second.id)
+      const cleared = await ok(api.patch<Operator>(`/v1/operators/${op.id}`, { pay_rule_id: null }))
+      expect(cleared.pay_rule_id).toBeNull()
+      expect((await api.get(`/v1/operators/${op.id}`)).body).toEqual(cleared)
+      // The same rule again, or null again, is no change.
+      expect(await ok(api.patch(`/v1/operators/${op.id}`, { pay_rule_id: null }))).toEqual(cleared)
+
+      const events = (await eventsOf(t, key.account_id)).filter((e) => e.type.startsWith('operator.'))
+      expect(events.map((e) => [e.type, e.data.previous_attributes])).toEqual([
+        ['operator.created', undefined],
+        ['operator.updated', { pay_rule_id: first.id }],
+        ['operator.updated', { pay_rule_id: second.id }],
+      ])
+      expectEnvelope(events[1] as EventEnvelope, 'operator.updated', moved)
+    })
+
+    it('refuses an unknown rule with 422 unknown_pay_rule, param pay_rule_id, on create and PATCH', async () => {
+      const { key, api } = await freshAccount(t)
+      const op = await create(api, { ident: uniq('W') })
+      const stranger = await rule((await freshAccount(t)).api)
+      for (const id of ['pr_01ZZZZZZZZZZZZZZZZZZZZZZZZ', stranger.id]) {
+        expectError(
+          await api.post('/v1/operators', { ident: uniq('W'), pay_rule_id: id }),
+          422,
+          'validation_error',
+          'unknown_pay_rule',
+          'pay_rule_id',
+        )
+        expectError(
+          await api.patch(`/v1/operators/${op.id}`, { pay_rule_id: id, name: 'Changed' }),
+          422,
+          'validation_error',
+          'unknown_pay_rule',
+          'pay_rule_id',
+        )
+      }
+      expect((await api.get(`/v1/operators/${op.id}`)).body).toEqual(op)
+      expect((await eventsOf(t, key.account_id)).map((e) => e.type)).toEqual(['operator.created'])
+    })
+
+    it("refuses the other mode's rule with 422 cross_mode_reference, param pay_rule_id", async () => {
+      const { api, name } = await freshAccount(t)
+      const live = t.client((await t.key({ account: name, mode: 'live' })).secret)
+      const liveRule = await rule(live)
+      const op = await create(api, { ident: uniq('W') })
+      expectError(
+        await api.post('/v1/operators', { ident: uniq('W'), pay_rule_id: liveRule.id }),
+        422,
+        'validation_error',
+        'cross_mode_reference',
+        'pay_rule_id',
+      )
+      expectError(
+        await api.patch(`/v1/operators/${op.id}`, { pay_rule_id: liveRule.id }),
+        422,
+        'validation_error',
+        'cross_mode_reference',
+        'pay_rule_id',
+      )
+      expect((await api.get(`/v1/operators/${op.id}`)).body).toEqual(op)
+    })
+
+    it('refuses a pay_rule_id that is not a string or null with 422 invalid_type', async () => {
+      const { api } = await freshAccount(t)
+      expectError(
+        await api.post('/v1/operators', { ident: uniq('W'), pay_rule_id: 5 }),
+        422,
+        'validation_error',
+        'invalid_type',
+        'pay_rule_id',
       )
     })
   })
