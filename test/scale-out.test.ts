@@ -117,33 +117,41 @@ describe.skipIf(dialect !== 'postgres' || !redisProbe)('scale-out on PostgreSQL 
    */
   let limited: Promise<ApiProcess[]> | undefined
   const startLimited = () => {
-    const low = { ...options, env: { RATE_LIMIT_MAX: String(RATE_LIMIT_MAX), RATE_LIMIT_WINDOW_MS: '60000' } }
+    const low = {
+      ...options,
+      env: { RATE_LIMIT_MAX: String(RATE_LIMIT_MAX), RATE_LIMIT_WINDOW_MS: '60000' },
+      startMs: 2 * START_MS,
+    }
     limited ??= Promise.all([startApiProcess(low), startApiProcess(low)])
     return limited
   }
 
-  beforeAll(async () => {
-    database = await createTestDatabase()
-    receiver = await WebhookReceiver.start()
-    options = { databaseUrl: database.url, redisUrl: REDIS_URL }
-    // All at once on the empty database, as a deployment starts them: each migrates (PostgreSQL's
-    // migration lock serialises that) before it serves.
-    const high = { ...options, env: { RATE_LIMIT_MAX: '1000000' } }
-    const [a, b] = await Promise.all([
-      startApiProcess(high),
-      startApiProcess(high),
-      startWorkerProcess(options),
-    ])
-    apis = [a, b]
-    // Keys of accounts of their own: the rate limit counts per key, in Redis, across runs too.
-    const { db } = openDatabase(database.url)
-    try {
-      secret = (await createKey(db, { account: 'scale-out', mode: 'test' })).secret
-      limitedSecret = (await createKey(db, { account: 'rate-limited', mode: 'test' })).secret
-    } finally {
-      await db.destroy()
-    }
-  }, START_MS + 30_000)
+  beforeAll(
+    async () => {
+      database = await createTestDatabase()
+      receiver = await WebhookReceiver.start()
+      options = { databaseUrl: database.url, redisUrl: REDIS_URL }
+      // All at once on the empty database, as a deployment starts them: each migrates (PostgreSQL's
+      // migration lock serialises that) before it serves.
+      const startMs = 3 * START_MS
+      const high = { ...options, env: { RATE_LIMIT_MAX: '1000000' }, startMs }
+      const [a, b] = await Promise.all([
+        startApiProcess(high),
+        startApiProcess(high),
+        startWorkerProcess({ ...options, startMs }),
+      ])
+      apis = [a, b]
+      // Keys of accounts of their own: the rate limit counts per key, in Redis, across runs too.
+      const { db } = openDatabase(database.url)
+      try {
+        secret = (await createKey(db, { account: 'scale-out', mode: 'test' })).secret
+        limitedSecret = (await createKey(db, { account: 'rate-limited', mode: 'test' })).secret
+      } finally {
+        await db.destroy()
+      }
+    },
+    3 * START_MS + 30_000,
+  )
 
   afterAll(async () => {
     await killAll()
@@ -327,7 +335,9 @@ describe.skipIf(dialect !== 'postgres' || !redisProbe)('scale-out on PostgreSQL 
     )
   })
 
-  it('shares the rate limit across API processes through Redis', { timeout: START_MS + 30_000 }, async () => {
+  it('shares the rate limit across API processes through Redis', {
+    timeout: 2 * START_MS + 30_000,
+  }, async () => {
     const [c, d] = (await startLimited()) as [ApiProcess, ApiProcess]
     // Three times the limit within one window, split evenly over both processes: limits of their
     // own would let 2 × RATE_LIMIT_MAX through.

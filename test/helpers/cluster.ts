@@ -19,6 +19,11 @@ export interface ProcessOptions {
   entry?: Entry
   /** Added to the environment (RATE_LIMIT_MAX …); `undefined` removes a variable. */
   env?: Record<string, string | undefined>
+  /**
+   * Bounds the start (a failure only): START_MS, a start alone on a loaded machine. Starts side by
+   * side share the cores, so n of them at once take up to n times as long.
+   */
+  startMs?: number
 }
 
 export interface ApiProcess {
@@ -54,7 +59,8 @@ export async function startApiProcess(options: ProcessOptions): Promise<ApiProce
     env: { ...environment(options), HOST: '127.0.0.1', PORT: String(port) },
   })
   const base = `http://127.0.0.1:${port}`
-  const deadline = Date.now() + START_MS
+  const startMs = options.startMs ?? START_MS
+  const deadline = Date.now() + startMs
   for (;;) {
     if (child.hasExited) throw new Error(`API process exited at start:\n${child.stdout}\n${child.stderr}`)
     try {
@@ -66,7 +72,7 @@ export async function startApiProcess(options: ProcessOptions): Promise<ApiProce
     }
     if (Date.now() > deadline) {
       child.kill('SIGKILL')
-      throw new Error(`API process not serving after ${START_MS} ms:\n${child.stdout}\n${child.stderr}`)
+      throw new Error(`API process not serving after ${startMs} ms:\n${child.stdout}\n${child.stderr}`)
     }
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
@@ -78,6 +84,9 @@ export async function startWorkerProcess(options: ProcessOptions): Promise<Child
     // Info logs only the start and endpoint auto-disables: the start is the line waited for.
     env: { ...environment(options), WORKER: undefined, LOG_LEVEL: 'info' },
   })
-  await child.waitForStdout(/"msg":"webhook worker and forgotten check-out sweep started"/, START_MS)
+  await child.waitForStdout(
+    /"msg":"webhook worker and forgotten check-out sweep started"/,
+    options.startMs ?? START_MS,
+  )
   return child
 }
