@@ -711,6 +711,8 @@ export interface paths {
             ident: string
             /** @description Display name. */
             name?: string | null
+            /** @description The operator's pay rule (`pr_…`); null: the account's default rule, if any. */
+            pay_rule_id?: string | null
           }
         }
       }
@@ -846,6 +848,8 @@ export interface paths {
             is_active?: boolean
             /** @description Display name. */
             name?: string | null
+            /** @description The operator's pay rule (`pr_…`); null: the account's default rule, if any. */
+            pay_rule_id?: string | null
           }
         }
       }
@@ -1151,6 +1155,340 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/v1/pay-rules': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** List pay rules, newest first */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Page size, 1 to 200. */
+          limit?: number
+          /** @description The `next_cursor` of the previous page, passed back verbatim. */
+          cursor?: string
+        }
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description A page of pay rules, newest first. */
+        200: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              data: components['schemas']['PayRule'][]
+              /** @description `true` when further pages exist. */
+              has_more: boolean
+              /** @description Pass as `cursor` for the next page; `null` when `has_more` is `false`. */
+              next_cursor: string | null
+              /** @enum {string} */
+              object: 'list'
+            }
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+      }
+    }
+    put?: never
+    /** Create a pay rule */
+    post: {
+      parameters: {
+        query?: never
+        header?: {
+          /** @description Makes the request safe to retry: the same key with the same request within 24 hours replays the first answer. 1 to 255 characters (otherwise 422, param `Idempotency-Key`). */
+          'Idempotency-Key'?: components['parameters']['IdempotencyKey']
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description At most 5 rules (default none); a PATCH replaces the list. */
+            breaks?: {
+              /**
+               * @description `deduct`: the shortfall is deducted; `flag`: nothing is deducted, the entry is flagged.
+               * @enum {string}
+               */
+              action: 'deduct' | 'flag'
+              /** @description The rule applies to a session of more than this many minutes of work. */
+              after_minutes: number
+              /** @description At least this many minutes of unpaid break in total. */
+              minutes: number
+            }[]
+            /** @description Default false; true unsets the previous default of the account and mode. */
+            is_default?: boolean
+            /** @description Not unique. */
+            name: string
+            overtime?: {
+              /** @description 1 to 1440, or null (off, the default); greater than daily_minutes. */
+              daily_double_minutes?: number | null
+              /** @description 1 to 1440, or null (off, the default). */
+              daily_minutes?: number | null
+              /** @description Default false; true needs daily_minutes. */
+              seventh_day?: boolean
+              /** @description 1 to 10080, or null (off, the default). */
+              weekly_minutes?: number | null
+            }
+            rounding?: {
+              /**
+               * @description Default `nearest`.
+               * @enum {string}
+               */
+              check_in?: 'nearest' | 'up' | 'down'
+              /**
+               * @description Default `nearest`.
+               * @enum {string}
+               */
+              check_out?: 'nearest' | 'up' | 'down'
+              /**
+               * @description One of 0, 1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30, 60 (default 0: no rounding).
+               * @enum {integer}
+               */
+              interval_minutes?: 0 | 1 | 2 | 3 | 4 | 5 | 6 | 10 | 12 | 15 | 20 | 30 | 60
+            }
+            /**
+             * @description Default `monday`.
+             * @enum {string}
+             */
+            workweek_start?:
+              | 'monday'
+              | 'tuesday'
+              | 'wednesday'
+              | 'thursday'
+              | 'friday'
+              | 'saturday'
+              | 'sunday'
+          }
+        }
+      }
+      responses: {
+        /** @description The created pay rule. */
+        201: {
+          headers: {
+            'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': components['schemas']['PayRule']
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        409: components['responses']['Conflict']
+        413: components['responses']['PayloadTooLarge']
+        415: components['responses']['UnsupportedMediaType']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/pay-rules/{id}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** Retrieve a pay rule */
+    get: {
+      parameters: {
+        query?: never
+        header?: never
+        path: {
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description The pay rule. */
+        200: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': components['schemas']['PayRule']
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+      }
+    }
+    put?: never
+    post?: never
+    /** Delete a pay rule (409 `pay_rule_in_use` while an operator has it) */
+    delete: {
+      parameters: {
+        query?: never
+        header?: never
+        path: {
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description The pay rule is gone: its id, with `deleted: true`. */
+        200: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': components['schemas']['DeletedPayRule']
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
+        409: components['responses']['Conflict']
+        413: components['responses']['PayloadTooLarge']
+        415: components['responses']['UnsupportedMediaType']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+      }
+    }
+    options?: never
+    head?: never
+    /** Update a pay rule */
+    patch: {
+      parameters: {
+        query?: never
+        header?: never
+        path: {
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description At most 5 rules (default none); a PATCH replaces the list. */
+            breaks?: {
+              /**
+               * @description `deduct`: the shortfall is deducted; `flag`: nothing is deducted, the entry is flagged.
+               * @enum {string}
+               */
+              action: 'deduct' | 'flag'
+              /** @description The rule applies to a session of more than this many minutes of work. */
+              after_minutes: number
+              /** @description At least this many minutes of unpaid break in total. */
+              minutes: number
+            }[]
+            /** @description true unsets the previous default; false leaves the account and mode without one. */
+            is_default?: boolean
+            /** @description Not unique. */
+            name?: string
+            overtime?: {
+              /** @description 1 to 1440, or null (off, the default); greater than daily_minutes. */
+              daily_double_minutes?: number | null
+              /** @description 1 to 1440, or null (off, the default). */
+              daily_minutes?: number | null
+              /** @description Default false; true needs daily_minutes. */
+              seventh_day?: boolean
+              /** @description 1 to 10080, or null (off, the default). */
+              weekly_minutes?: number | null
+            }
+            rounding?: {
+              /**
+               * @description Default `nearest`.
+               * @enum {string}
+               */
+              check_in?: 'nearest' | 'up' | 'down'
+              /**
+               * @description Default `nearest`.
+               * @enum {string}
+               */
+              check_out?: 'nearest' | 'up' | 'down'
+              /**
+               * @description One of 0, 1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30, 60 (default 0: no rounding).
+               * @enum {integer}
+               */
+              interval_minutes?: 0 | 1 | 2 | 3 | 4 | 5 | 6 | 10 | 12 | 15 | 20 | 30 | 60
+            }
+            /** @enum {string} */
+            workweek_start?:
+              | 'monday'
+              | 'tuesday'
+              | 'wednesday'
+              | 'thursday'
+              | 'friday'
+              | 'saturday'
+              | 'sunday'
+          }
+        }
+      }
+      responses: {
+        /** @description The updated pay rule. */
+        200: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': components['schemas']['PayRule']
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
+        409: components['responses']['Conflict']
+        413: components['responses']['PayloadTooLarge']
+        415: components['responses']['UnsupportedMediaType']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+      }
+    }
+    trace?: never
+  }
   '/v1/scans': {
     parameters: {
       query?: never
@@ -1348,6 +1686,7 @@ export interface paths {
                       | 'period_not_over'
                       | 'pending_reviews'
                       | 'overlapping_period'
+                      | 'pay_rule_in_use'
                       | 'idempotency_key_reuse'
                       | 'idempotency_key_in_use'
                       | 'missing_param'
@@ -1367,6 +1706,7 @@ export interface paths {
                       | 'unknown_device'
                       | 'unknown_location'
                       | 'ambiguous_location'
+                      | 'unknown_pay_rule'
                       | 'invalid_timezone'
                       | 'invalid_event_type'
                       | 'invalid_url'
@@ -1970,9 +2310,9 @@ export interface paths {
     }
     /**
      * Hours per operator and work date (or ISO week), as JSON pages or one CSV file
-     * @description One entry per operator and work date (or ISO week with `group_by=week`, `date` then being its Monday) that has any session, ordered by `operator_ident` (byte order) then `date`. `from` and `to` are inclusive work dates, at most 366 days apart counting both (422 `invalid_date_range` otherwise). `hours` sums the sessions `approved` or `not_required`, `pending_hours` the `pending` ones, `rejected_hours` the `rejected` ones; each sum is of exact durations in milliseconds, rounded half-up to 2 decimals once. A week entry sums the days of that week within `from`–`to`.
+     * @description One entry per operator and work date (or workweek with `group_by=week`: the operator's pay rule's `workweek_start`, Monday without one, `date` then being its first day) that has any session, ordered by `operator_ident` (byte order) then `date`. `from` and `to` are inclusive work dates, at most 366 days apart counting both (422 `invalid_date_range` otherwise). Each session counts under its operator's pay rule (its own, else the account's default, else none): check-in and check-out rounded in the location's local time, unpaid breaks (recorded, or deducted by the rule's break rules), then `hours` (sessions `approved` or `not_required`) split into `regular_hours`, `overtime_hours` and `double_time_hours` by the daily, weekly and seventh-day thresholds (a workweek's days before `from` are read for them). `pending_hours` and `rejected_hours` are never split. Each sum is of exact durations in milliseconds, rounded half-up to 2 decimals once; the split by largest remainder so that its parts add up to `hours`. With no rule nothing is rounded or deducted and every hour is regular. The dates of a closed pay period answer the timesheet its close stored (unless filtered by `location_id`, which computes that location's sessions alone). A week entry sums the days of that week within `from`–`to`.
      *
-     *     With `Accept: text/csv` the same query answers every entry at once (`limit` and `cursor` are ignored), streamed, with the header row `operator_ident,employee_id,name,date,hours,pending_hours,rejected_hours,sessions,open_sessions`, CRLF line ends, RFC 4180 quoting, hours with 2 decimals, and any cell beginning with `=`, `+`, `-`, `@`, tab or carriage return prefixed with `'` (spreadsheet formula injection). Scope `timesheets:read`.
+     *     With `Accept: text/csv` the same query answers every entry at once (`limit` and `cursor` are ignored), streamed, with the header row `operator_ident,employee_id,name,date,hours,pending_hours,rejected_hours,sessions,open_sessions,regular_hours,overtime_hours,double_time_hours,auto_break_hours,pay_rule_id,flags`, CRLF line ends, RFC 4180 quoting, hours with 2 decimals, and any cell beginning with `=`, `+`, `-`, `@`, tab or carriage return prefixed with `'` (spreadsheet formula injection). Scope `timesheets:read`.
      */
     get: {
       parameters: {
@@ -1987,7 +2327,7 @@ export interface paths {
           to: string
           operator_id?: string
           location_id?: string
-          /** @description `day` (default) or `week` (ISO weeks, `date` being their Monday). */
+          /** @description `day` (default) or `week` (the operator’s workweek, by its pay rule’s `workweek_start`, Monday without one; `date` being its first day). */
           group_by?: 'day' | 'week'
         }
         header?: never
@@ -3459,6 +3799,213 @@ export interface webhooks {
     patch?: never
     trace?: never
   }
+  'pay_rule.created': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * The pay_rule.created event
+     * @description Sent to every enabled endpoint whose `enabled_events` match `pay_rule.created` (exactly, as `pay_rule.*`, or `*`) and that existed when it happened; `data.object` is the pay_rule after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed by the signing secret>`; during a secret rotation a second `v1=` signed with the previous secret. Accept when any `v1` matches (constant-time compare) and `t` is within 5 minutes. */
+          'X-Service-Signature': components['parameters']['XServiceSignature']
+          /** @description The delivery id (`whd_…`), stable across retries and resends: de-duplicate on it or on the body `id`. */
+          'X-Service-Id': components['parameters']['XServiceId']
+          /** @description The event type, equal to the body `type`. */
+          'X-Service-Event': components['parameters']['XServiceEvent']
+        }
+        path?: never
+        cookie?: never
+      }
+      /** @description The event envelope, with `type` `pay_rule.created`. */
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['Event'] & {
+            data: {
+              object: components['schemas']['PayRule']
+            }
+            /** @constant */
+            type: 'pay_rule.created'
+          }
+        }
+      }
+      responses: {
+        /** @description Gone: the delivery fails at once and is never retried. */
+        410: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Received: any 2xx ends the delivery as succeeded. The body is ignored (its first 2 KiB are kept in the delivery log). */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Any other status, a redirect, a timeout or a connection error is a failed attempt: retried with exponential backoff (about 1 minute up to 1 hour, at most 6 attempts; a longer `Retry-After` on 429 or 503 is honoured). Endpoints that keep failing are disabled automatically; re-enable with PATCH `{"status": "enabled"}`. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  'pay_rule.deleted': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * The pay_rule.deleted event
+     * @description Sent to every enabled endpoint whose `enabled_events` match `pay_rule.deleted` (exactly, as `pay_rule.*`, or `*`) and that existed when it happened; `data.object` is the pay_rule after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed by the signing secret>`; during a secret rotation a second `v1=` signed with the previous secret. Accept when any `v1` matches (constant-time compare) and `t` is within 5 minutes. */
+          'X-Service-Signature': components['parameters']['XServiceSignature']
+          /** @description The delivery id (`whd_…`), stable across retries and resends: de-duplicate on it or on the body `id`. */
+          'X-Service-Id': components['parameters']['XServiceId']
+          /** @description The event type, equal to the body `type`. */
+          'X-Service-Event': components['parameters']['XServiceEvent']
+        }
+        path?: never
+        cookie?: never
+      }
+      /** @description The event envelope, with `type` `pay_rule.deleted`. */
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['Event'] & {
+            data: {
+              object: components['schemas']['PayRule']
+            }
+            /** @constant */
+            type: 'pay_rule.deleted'
+          }
+        }
+      }
+      responses: {
+        /** @description Gone: the delivery fails at once and is never retried. */
+        410: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Received: any 2xx ends the delivery as succeeded. The body is ignored (its first 2 KiB are kept in the delivery log). */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Any other status, a redirect, a timeout or a connection error is a failed attempt: retried with exponential backoff (about 1 minute up to 1 hour, at most 6 attempts; a longer `Retry-After` on 429 or 503 is honoured). Endpoints that keep failing are disabled automatically; re-enable with PATCH `{"status": "enabled"}`. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  'pay_rule.updated': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * The pay_rule.updated event
+     * @description Sent to every enabled endpoint whose `enabled_events` match `pay_rule.updated` (exactly, as `pay_rule.*`, or `*`) and that existed when it happened; `data.object` is the pay_rule after the change. Signed with the endpoint's signing secret (see `X-Service-Signature`). A delivery may arrive more than once.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed by the signing secret>`; during a secret rotation a second `v1=` signed with the previous secret. Accept when any `v1` matches (constant-time compare) and `t` is within 5 minutes. */
+          'X-Service-Signature': components['parameters']['XServiceSignature']
+          /** @description The delivery id (`whd_…`), stable across retries and resends: de-duplicate on it or on the body `id`. */
+          'X-Service-Id': components['parameters']['XServiceId']
+          /** @description The event type, equal to the body `type`. */
+          'X-Service-Event': components['parameters']['XServiceEvent']
+        }
+        path?: never
+        cookie?: never
+      }
+      /** @description The event envelope, with `type` `pay_rule.updated`. */
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['Event'] & {
+            data: {
+              object: components['schemas']['PayRule']
+            }
+            /** @constant */
+            type: 'pay_rule.updated'
+          }
+        }
+      }
+      responses: {
+        /** @description Gone: the delivery fails at once and is never retried. */
+        410: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Received: any 2xx ends the delivery as succeeded. The body is ignored (its first 2 KiB are kept in the delivery log). */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Any other status, a redirect, a timeout or a connection error is a failed attempt: retried with exponential backoff (about 1 minute up to 1 hour, at most 6 attempts; a longer `Retry-After` on 429 or 503 is honoured). Endpoints that keep failing are disabled automatically; re-enable with PATCH `{"status": "enabled"}`. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   'scan.break_ended': {
     parameters: {
       query?: never
@@ -4237,6 +4784,14 @@ export interface components {
       /** @enum {string} */
       object: 'location'
     }
+    /** @description The answer of deleting a pay_rule. */
+    DeletedPayRule: {
+      /** @enum {boolean} */
+      deleted: true
+      id: string
+      /** @enum {string} */
+      object: 'pay_rule'
+    }
     /** @description The answer of deleting a session. */
     DeletedSession: {
       /** @enum {boolean} */
@@ -4308,6 +4863,7 @@ export interface components {
           | 'period_not_over'
           | 'pending_reviews'
           | 'overlapping_period'
+          | 'pay_rule_in_use'
           | 'idempotency_key_reuse'
           | 'idempotency_key_in_use'
           | 'missing_param'
@@ -4327,6 +4883,7 @@ export interface components {
           | 'unknown_device'
           | 'unknown_location'
           | 'ambiguous_location'
+          | 'unknown_pay_rule'
           | 'invalid_timezone'
           | 'invalid_event_type'
           | 'invalid_url'
@@ -4413,6 +4970,8 @@ export interface components {
       name: string | null
       /** @enum {string} */
       object: 'operator'
+      /** @description The operator's own pay rule; null: the account's default rule applies, if any. */
+      pay_rule_id: string | null
       /**
        * Format: date-time
        * @description UTC, ISO-8601 with milliseconds.
@@ -4438,11 +4997,86 @@ export interface components {
       start_date: string
       /** @description While `closed`, no session whose work date lies in the period can be created, edited, deleted, approved or rejected. */
       status: 'open' | 'closed'
+      /** @description While closed: the totals of the timesheet the close stored (what timesheets of its dates answer until it is reopened); null while open. */
+      totals: components['schemas']['PayPeriodTotals'] | null
       /**
        * Format: date-time
        * @description UTC, ISO-8601 with milliseconds.
        */
       updated: string
+    }
+    /** @description The sums of the timesheet stored when the period closed, each from exact durations rounded half-up to 2 decimals once; `regular_hours + overtime_hours + double_time_hours = hours`. */
+    PayPeriodTotals: {
+      /** @description Unpaid break deducted by the pay rules. */
+      auto_break_hours: number
+      double_time_hours: number
+      /** @description Paid hours (approved and not_required sessions, after the pay rules). */
+      hours: number
+      /** @description Operators with any session in the period. */
+      operators: number
+      overtime_hours: number
+      regular_hours: number
+    }
+    /** @description How timesheets round, deduct breaks and split overtime for the operators it applies to. */
+    PayRule: {
+      breaks: {
+        /**
+         * @description `deduct`: the shortfall is deducted; `flag`: nothing is deducted, the entry is flagged.
+         * @enum {string}
+         */
+        action: 'deduct' | 'flag'
+        /** @description The rule applies to a session of more than this many minutes of work. */
+        after_minutes: number
+        /** @description At least this many minutes of unpaid break in total. */
+        minutes: number
+      }[]
+      /**
+       * Format: date-time
+       * @description UTC, ISO-8601 with milliseconds.
+       */
+      created: string
+      /** @description Prefix `pr_`. */
+      id: string
+      /** @description The account's (and mode's) default: the rule of every operator without one of its own. */
+      is_default: boolean
+      livemode: boolean
+      name: string
+      /** @enum {string} */
+      object: 'pay_rule'
+      overtime: {
+        /** @description Beyond this, double time; needs `daily_minutes`, and is greater. */
+        daily_double_minutes: number | null
+        /** @description Worked minutes of a day beyond which time is overtime; null: off. */
+        daily_minutes: number | null
+        /** @description The seventh consecutive worked day of a workweek is overtime, then double time; needs `daily_minutes`. */
+        seventh_day: boolean
+        /** @description Regular minutes of a workweek beyond which time is overtime; null: off. */
+        weekly_minutes: number | null
+      }
+      rounding: {
+        /**
+         * @description `nearest` (exactly half rounds up), `up` or `down`.
+         * @enum {string}
+         */
+        check_in: 'nearest' | 'up' | 'down'
+        /**
+         * @description `nearest` (exactly half rounds up), `up` or `down`.
+         * @enum {string}
+         */
+        check_out: 'nearest' | 'up' | 'down'
+        /**
+         * @description Check-in and check-out are rounded to a multiple of this many minutes of local wall-clock time; 0: no rounding.
+         * @enum {integer}
+         */
+        interval_minutes: 0 | 1 | 2 | 3 | 4 | 5 | 6 | 10 | 12 | 15 | 20 | 30 | 60
+      }
+      /**
+       * Format: date-time
+       * @description UTC, ISO-8601 with milliseconds.
+       */
+      updated: string
+      /** @enum {string} */
+      workweek_start: 'monday' | 'tuesday' | 'wednesday' | 'thursday' | 'friday' | 'saturday' | 'sunday'
     }
     /** @description A badge scan at a device and what it did. */
     Scan: {
@@ -4588,10 +5222,16 @@ export interface components {
     }
     /** @description Hours of one operator on one work date (or ISO week), by review status. */
     TimesheetEntry: {
-      /** @description The work date (YYYY-MM-DD); with `group_by=week`, the Monday of the ISO week. */
+      /** @description Unpaid break deducted by the pay rule (`deduct` break rules) from the counted sessions. */
+      auto_break_hours: number
+      /** @description The work date (YYYY-MM-DD); with `group_by=week`, the first day of the operator’s workweek (its pay rule’s `workweek_start`, Monday without one). */
       date: string
+      /** @description Of `hours`, double time: beyond `daily_double_minutes`, or the seventh day beyond `daily_minutes`. */
+      double_time_hours: number
       employee_id: string | null
-      /** @description Hours of the sessions `approved` or `not_required`. Summed from exact durations in milliseconds and rounded half-up to 2 decimals once. */
+      /** @description Sorted. `missed_break`: a `flag` break rule was not met; `open_session`: a session is still open; `pending_review`: a session awaits review. */
+      flags: ('missed_break' | 'open_session' | 'pending_review')[]
+      /** @description Hours of the sessions `approved` or `not_required`, after the pay rule (rounding, breaks); what payroll pays. Summed from exact durations in milliseconds and rounded half-up to 2 decimals once. */
       hours: number
       name: string | null
       /** @enum {string} */
@@ -4600,8 +5240,14 @@ export interface components {
       open_sessions: number
       operator_id: string
       operator_ident: string
+      /** @description Of `hours`, overtime: daily, weekly or the seventh day. */
+      overtime_hours: number
+      /** @description The pay rule applied (the operator’s, else the default), or null: no rounding, no deduction, every hour regular. */
+      pay_rule_id: string | null
       /** @description Hours of the sessions `pending` review. Summed from exact durations in milliseconds and rounded half-up to 2 decimals once. */
       pending_hours: number
+      /** @description Of `hours`, paid at the regular rate. `regular_hours + overtime_hours + double_time_hours = hours` exactly (split by largest remainder). */
+      regular_hours: number
       /** @description Hours of the `rejected` sessions (they count for nothing). Summed from exact durations in milliseconds and rounded half-up to 2 decimals once. */
       rejected_hours: number
       /** @description Sessions on this date (or week), whatever their review status. */
@@ -4727,7 +5373,7 @@ export interface components {
         'application/json': components['schemas']['ErrorEnvelope']
       }
     }
-    /** @description A uniqueness conflict, a session overlapping another of its operator, a disabled webhook endpoint, or an Idempotency-Key reused with another request or still in flight. Codes: `duplicate_ident`, `duplicate_device_code`, `open_session_exists`, `overlapping_session`, `endpoint_disabled`, `session_open`, `check_out_missing`, `period_closed`, `period_not_over`, `pending_reviews`, `overlapping_period`, `idempotency_key_reuse`, `idempotency_key_in_use`. */
+    /** @description A uniqueness conflict, a session overlapping another of its operator, a disabled webhook endpoint, or an Idempotency-Key reused with another request or still in flight. Codes: `duplicate_ident`, `duplicate_device_code`, `open_session_exists`, `overlapping_session`, `endpoint_disabled`, `session_open`, `check_out_missing`, `period_closed`, `period_not_over`, `pending_reviews`, `overlapping_period`, `pay_rule_in_use`, `idempotency_key_reuse`, `idempotency_key_in_use`. */
     Conflict: {
       headers: {
         'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
@@ -4848,7 +5494,7 @@ export interface components {
         'application/json': components['schemas']['ErrorEnvelope']
       }
     }
-    /** @description A parameter failed validation (`validation_error`; `code` and `param` say which and why), including a reference that does not resolve. Codes: `missing_param`, `unknown_param`, `invalid_type`, `invalid_value`, `invalid_timestamp`, `invalid_time_range`, `time_in_future`, `break_exceeds_duration`, `conflicting_params`, `conflicting_param`, `invalid_break`, `invalid_date_range`, `cross_mode_reference`, `unknown_operator`, `unknown_device`, `unknown_location`, `ambiguous_location`, `invalid_timezone`, `invalid_event_type`, `invalid_url`. */
+    /** @description A parameter failed validation (`validation_error`; `code` and `param` say which and why), including a reference that does not resolve. Codes: `missing_param`, `unknown_param`, `invalid_type`, `invalid_value`, `invalid_timestamp`, `invalid_time_range`, `time_in_future`, `break_exceeds_duration`, `conflicting_params`, `conflicting_param`, `invalid_break`, `invalid_date_range`, `cross_mode_reference`, `unknown_operator`, `unknown_device`, `unknown_location`, `ambiguous_location`, `unknown_pay_rule`, `invalid_timezone`, `invalid_event_type`, `invalid_url`. */
     ValidationError: {
       headers: {
         'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
