@@ -17,6 +17,7 @@ import { newRequestId } from './http/request-id.js'
 import { serializerFactory } from './http/serialization.js'
 import { rejectNulCharacters, validatorCompiler } from './http/validation.js'
 import { deviceRoutes } from './modules/devices/routes.js'
+import { EventRetention, retentionWindowMs } from './modules/events/retention.js'
 import { eventRoutes } from './modules/events/routes.js'
 import { locationRoutes } from './modules/locations/routes.js'
 import { operatorRoutes } from './modules/operators/routes.js'
@@ -28,6 +29,7 @@ import { ForgottenCheckOutSweep } from './modules/sessions/sweep.js'
 import { timesheetRoutes } from './modules/timesheets/routes.js'
 import { webhookRoutes } from './modules/webhooks/routes.js'
 import { DeliverySender } from './modules/webhooks/sender.js'
+import { deliveryRetention } from './modules/webhooks/service.js'
 import { WebhookWorker } from './modules/webhooks/worker.js'
 
 declare module 'fastify' {
@@ -119,9 +121,11 @@ export async function buildApp({ config, db, redis }: AppDependencies): Promise<
   await app.register(webhookRoutes({ urlPolicy: { allowPrivate: config.webhookAllowPrivateUrls }, sender }))
   const worker = config.worker === 'inline' ? createWorker(config, db, app.log) : undefined
   const sweep = config.worker === 'inline' ? createSweep(config, db, app.log) : undefined
+  const retention = config.worker === 'inline' ? createRetention(config, db, app.log) : undefined
   app.addHook('onReady', async () => {
     worker?.start()
     sweep?.start()
+    retention?.start()
   })
 
   const purge = setInterval(() => {
@@ -132,7 +136,7 @@ export async function buildApp({ config, db, redis }: AppDependencies): Promise<
   purge.unref()
   app.addHook('onClose', async () => {
     clearInterval(purge)
-    await Promise.all([worker?.stop(), sweep?.stop()])
+    await Promise.all([worker?.stop(), sweep?.stop(), retention?.stop()])
     await sender.close()
     await db.destroy()
     if (redis) await redis.quit().catch(() => redis.disconnect())
@@ -156,4 +160,14 @@ export function createWorker(config: Config, db: Db, log: FastifyBaseLogger): We
 /** The worker's other duty: closing forgotten check-outs (docs/attendance.md). */
 export function createSweep(config: Config, db: Db, log: FastifyBaseLogger): ForgottenCheckOutSweep {
   return new ForgottenCheckOutSweep(db, { intervalMs: config.sessionSweepIntervalMs }, log)
+}
+
+/** And deleting events and webhook deliveries past EVENT_RETENTION_DAYS (docs/operations.md). */
+export function createRetention(config: Config, db: Db, log: FastifyBaseLogger): EventRetention {
+  return new EventRetention(
+    db,
+    deliveryRetention,
+    { windowMs: retentionWindowMs(config.eventRetentionDays), intervalMs: config.retentionIntervalMs },
+    log,
+  )
 }

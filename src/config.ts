@@ -22,10 +22,16 @@ export interface Config {
    * promise a closure within a minute, and only tests want it faster).
    */
   sessionSweepIntervalMs: number
+  /** EVENT_RETENTION_DAYS: events and webhook deliveries older than this are deleted (modules/events/retention.ts). */
+  eventRetentionDays: number
+  /** How often the worker runs a retention pass (not an environment variable: only tests want another). */
+  retentionIntervalMs: number
   logLevel: string
 }
 
 const SESSION_SWEEP_INTERVAL_MS = 15_000
+/** A pass deletes what aged past the window since the last one: minutes' worth of rows, not days'. */
+const RETENTION_INTERVAL_MS = 5 * 60_000
 
 export class ConfigError extends Error {}
 
@@ -52,6 +58,8 @@ const Environment = Type.Object({
   ),
   WEBHOOK_DISABLE_THRESHOLD: WholeNumber(1, 1000, 5),
   WEBHOOK_TIMEOUT_MS: WholeNumber(1, 600_000, 10_000),
+  // At least 15 days: a recover reaches 14 days back and must find every event and delivery there.
+  EVENT_RETENTION_DAYS: WholeNumber(15, 36_500, 30),
   WORKER: Type.Union([Type.Literal('inline'), Type.Literal('off')], { default: 'inline' }),
   LOG_LEVEL: Type.String({ default: 'info' }),
 })
@@ -78,6 +86,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookTimeoutMs: values.WEBHOOK_TIMEOUT_MS,
     worker: values.WORKER,
     sessionSweepIntervalMs: SESSION_SWEEP_INTERVAL_MS,
+    eventRetentionDays: values.EVENT_RETENTION_DAYS,
+    retentionIntervalMs: RETENTION_INTERVAL_MS,
     logLevel: values.LOG_LEVEL,
   }
 }

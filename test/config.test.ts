@@ -16,6 +16,8 @@ describe('loadConfig', () => {
       webhookTimeoutMs: 10_000,
       worker: 'inline',
       sessionSweepIntervalMs: 15_000,
+      eventRetentionDays: 30,
+      retentionIntervalMs: 300_000,
       logLevel: 'info',
     })
   })
@@ -33,6 +35,7 @@ describe('loadConfig', () => {
         WEBHOOK_ALLOW_PRIVATE_URLS: '1',
         WEBHOOK_DISABLE_THRESHOLD: '3',
         WEBHOOK_TIMEOUT_MS: '500',
+        EVENT_RETENTION_DAYS: '15',
         WORKER: 'off',
         LOG_LEVEL: 'silent',
       }),
@@ -49,6 +52,8 @@ describe('loadConfig', () => {
       webhookTimeoutMs: 500,
       worker: 'off',
       sessionSweepIntervalMs: 15_000,
+      eventRetentionDays: 15,
+      retentionIntervalMs: 300_000,
       logLevel: 'silent',
     })
     expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE_URLS: 'true' }).webhookAllowPrivateUrls).toBe(true)
@@ -65,6 +70,8 @@ describe('loadConfig', () => {
       'WEBHOOK_ALLOW_PRIVATE_URLS must be one of true, 1, false, 0 (got "yes")',
     ],
     [{ WORKER: 'both' }, 'WORKER must be one of inline, off (got "both")'],
+    // Below 15 days a 14-day recover could miss events retention deleted.
+    [{ EVENT_RETENTION_DAYS: '14' }, 'EVENT_RETENTION_DAYS must be a whole number from 15 to 36500 (got "14")'],
     // The URL may hold a password: only its scheme is repeated.
     [
       { DATABASE_URL: 'mysql://u:secret@db/x' },

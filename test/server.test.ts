@@ -204,6 +204,7 @@ describe.concurrent('server refuses a bad configuration', { timeout: START_MS + 
   it.each([
     ['an unsupported DATABASE_URL', { DATABASE_URL: 'mysql://x' }, /DATABASE_URL/],
     ['an out-of-range PORT', { PORT: '99999' }, /PORT/],
+    ['a retention shorter than a recover reaches', { EVENT_RETENTION_DAYS: '14' }, /EVENT_RETENTION_DAYS/],
     [
       'an unreachable database',
       { DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' },

@@ -122,3 +122,38 @@ export async function eventsBetween(
     .limit(limit)
     .execute()
 }
+
+/**
+ * Retention: the next `limit` events created before `before` and already relayed (an event not yet
+ * turned into deliveries is never deleted), in (created_at, id) order after `after`, along the
+ * `events_created` index. On PostgreSQL locked, skipping those another transaction holds: several
+ * workers' retention passes share the rows instead of waiting on each other.
+ */
+export async function lockRelayedEventsBefore(
+  trx: Trx,
+  before: number,
+  after: { created_at: number; id: string } | undefined,
+  limit: number,
+) {
+  return trx
+    .selectFrom('events')
+    .select(['id', 'created_at'])
+    .where('created_at', '<', before)
+    .$if(after !== undefined, (q) =>
+      q.where((eb) =>
+        eb(eb.refTuple('created_at', 'id'), '>', eb.tuple(after?.created_at ?? 0, after?.id ?? '')),
+      ),
+    )
+    .where('dispatched_at', 'is not', null)
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(limit)
+    .$if(supportsRowLocks(trx), (q) => q.forUpdate().skipLocked())
+    .execute()
+}
+
+export async function deleteEvents(trx: Trx, ids: string[]): Promise<number> {
+  if (ids.length === 0) return 0
+  const result = await trx.deleteFrom('events').where('id', 'in', ids).executeTakeFirst()
+  return Number(result.numDeletedRows)
+}

@@ -477,3 +477,58 @@ export async function countExhaustedDelivery(trx: Trx, endpointId: string): Prom
     .where('id', '=', endpointId)
     .execute()
 }
+
+// ---- retention (modules/events/retention.ts)
+
+/**
+ * The next `limit` deliveries created before `before` that are finished (succeeded or failed), in
+ * (created_at, id) order after `after`, along the `webhook_deliveries_created` index. A pending one
+ * is skipped whatever its age: it is still to be sent. On PostgreSQL the rows are locked, skipping
+ * those another transaction holds, so several workers' retention passes share the rows rather than
+ * wait on (or deadlock over) each other's.
+ */
+export async function lockFinishedDeliveriesBefore(
+  trx: Trx,
+  before: number,
+  after: { created_at: number; id: string } | undefined,
+  limit: number,
+) {
+  return trx
+    .selectFrom('webhook_deliveries')
+    .select(['id', 'created_at'])
+    .where('created_at', '<', before)
+    .$if(after !== undefined, (q) =>
+      q.where((eb) =>
+        eb(eb.refTuple('created_at', 'id'), '>', eb.tuple(after?.created_at ?? 0, after?.id ?? '')),
+      ),
+    )
+    .where('status', '!=', 'pending')
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(limit)
+    .$if(supportsRowLocks(trx), (q) => q.forUpdate().skipLocked())
+    .execute()
+}
+
+/** Deletes the deliveries and every attempt of theirs; returns how many of each. */
+export async function deleteDeliveries(
+  trx: Trx,
+  ids: string[],
+): Promise<{ deliveries: number; attempts: number }> {
+  if (ids.length === 0) return { deliveries: 0, attempts: 0 }
+  const attempts = await trx.deleteFrom('webhook_attempts').where('delivery_id', 'in', ids).executeTakeFirst()
+  const deliveries = await trx.deleteFrom('webhook_deliveries').where('id', 'in', ids).executeTakeFirst()
+  return { deliveries: Number(deliveries.numDeletedRows), attempts: Number(attempts.numDeletedRows) }
+}
+
+/** Those of the given events that have a delivery (through the unique (event, endpoint) index). */
+export async function eventIdsWithDeliveries(db: Executor, eventIds: string[]): Promise<Set<string>> {
+  if (eventIds.length === 0) return new Set()
+  const rows = await db
+    .selectFrom('webhook_deliveries')
+    .select('event_id')
+    .distinct()
+    .where('event_id', 'in', eventIds)
+    .execute()
+  return new Set(rows.map((r) => r.event_id))
+}

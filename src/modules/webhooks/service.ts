@@ -7,6 +7,7 @@ import { changedFields } from '../../lib/changes.js'
 import { newId } from '../../lib/ids.js'
 import { toIso } from '../../lib/time.js'
 import { recordEvent } from '../events/outbox.js'
+import type { DeliveryRetention } from '../events/retention.js'
 import { eventPayloads, eventsBetween } from '../events/service.js'
 import {
   createResource,
@@ -18,8 +19,10 @@ import {
 import { recordResend } from './outcomes.js'
 import {
   attemptsOf,
+  deleteDeliveries,
   deleteEndpointRow,
   type EndpointRow,
+  eventIdsWithDeliveries,
   failedDeliveryIds,
   failPendingDeliveries,
   findDelivery,
@@ -28,6 +31,7 @@ import {
   insertEndpoint,
   listEndpointRows,
   lockEndpoint,
+  lockFinishedDeliveriesBefore,
   newDeliveryRow,
   requeueFailedDeliveries,
   subscriberOf,
@@ -329,4 +333,21 @@ export async function recoverEndpoint(
     recovered,
     created,
   }
+}
+
+/**
+ * The deliveries' part of retention (modules/events/retention.ts, which app.ts hands this to):
+ * finished deliveries past the window go with their attempts; a pending one stays until it is sent
+ * or fails, and its event with it.
+ */
+export const deliveryRetention: DeliveryRetention = {
+  async deleteFinishedBefore(trx, before, after, limit) {
+    const rows = await lockFinishedDeliveriesBefore(trx, before, after, limit)
+    const deleted = await deleteDeliveries(
+      trx,
+      rows.map((r) => r.id),
+    )
+    return { read: rows.length, last: rows.at(-1), ...deleted }
+  },
+  eventsWithDeliveries: eventIdsWithDeliveries,
 }
