@@ -9,6 +9,7 @@ import { answerUnsupportedRequests, clientErrorHandler, requireHostHeader } from
 import { consoleRoutes } from './http/console.js'
 import { BODY_LIMIT_BYTES, registerErrorHandling, sendError } from './http/error-handler.js'
 import { CreateRunner, purgeExpiredIdempotencyKeys } from './http/idempotency.js'
+import { registerRequestMetrics } from './http/metrics.js'
 import { registerOpenApi } from './http/openapi.js'
 import { Paginator } from './http/pagination.js'
 import { registerRateLimit } from './http/rate-limit.js'
@@ -95,6 +96,9 @@ export async function buildApp({ config, db, redis }: AppDependencies): Promise<
   await registerRateLimit(app, { max: config.rateLimitMax, windowMs: config.rateLimitWindowMs, redis })
   app.addHook('onRequest', enforce)
   app.addHook('preValidation', rejectNulCharacters)
+  // Counted only where they are served (server.ts opens the listener): otherwise a per-request
+  // cost for nothing.
+  if (config.metricsPort !== undefined) registerRequestMetrics(app)
 
   // Liveness: the process answers. The database is readiness's question (/readyz): a liveness probe
   // that failed with it would have a supervisor restart processes that are fine.

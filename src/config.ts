@@ -17,6 +17,9 @@ export interface Config {
   webhookDisableThreshold: number
   webhookTimeoutMs: number
   worker: WorkerMode
+  /** METRICS_PORT: where `GET /metrics` listens (http/metrics.ts); undefined: no metrics. */
+  metricsPort: number | undefined
+  metricsHost: string
   /**
    * How often the worker sweeps forgotten check-outs (not an environment variable: the decisions
    * promise a closure within a minute, and only tests want it faster).
@@ -61,6 +64,10 @@ const Environment = Type.Object({
   // At least 15 days: a recover reaches 14 days back and must find every event and delivery there.
   EVENT_RETENTION_DAYS: WholeNumber(15, 36_500, 30),
   WORKER: Type.Union([Type.Literal('inline'), Type.Literal('off')], { default: 'inline' }),
+  METRICS_PORT: Type.Optional(Type.Number({ multipleOf: 1, minimum: 0, maximum: 65535 })),
+  // Loopback by default: the metrics say how busy the service is and need no key, so they are
+  // opened wider (0.0.0.0 for a scraper on another host) only on purpose.
+  METRICS_HOST: Type.String({ default: '127.0.0.1' }),
   LOG_LEVEL: Type.String({ default: 'info' }),
 })
 type Environment = Static<typeof Environment>
@@ -72,6 +79,9 @@ type Variable = keyof Environment
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const values = parseEnvironment(env)
+  // The metrics are never served on the API's port (0 is not a port but "pick a free one", for each).
+  if (values.METRICS_PORT !== undefined && values.METRICS_PORT !== 0 && values.METRICS_PORT === values.PORT)
+    throw new ConfigError(`METRICS_PORT must differ from PORT (got "${values.METRICS_PORT}" for both)`)
   return {
     port: values.PORT,
     host: values.HOST,
@@ -85,6 +95,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookDisableThreshold: values.WEBHOOK_DISABLE_THRESHOLD,
     webhookTimeoutMs: values.WEBHOOK_TIMEOUT_MS,
     worker: values.WORKER,
+    metricsPort: values.METRICS_PORT,
+    metricsHost: values.METRICS_HOST,
     sessionSweepIntervalMs: SESSION_SWEEP_INTERVAL_MS,
     eventRetentionDays: values.EVENT_RETENTION_DAYS,
     retentionIntervalMs: RETENTION_INTERVAL_MS,

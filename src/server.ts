@@ -2,15 +2,29 @@ import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import closeWithGrace from 'close-with-grace'
 import { loadConfig } from './config.js'
+import { startMetricsListener } from './http/metrics.js'
 import { startApp } from './runtime.js'
 
 /** `npm start`: serve the API until SIGTERM or SIGINT, then finish in-flight requests and close. */
 export async function serve(): Promise<void> {
   const config = loadConfig()
   const { app, firstKey } = await startApp(config)
+  // Before the API listens: a metrics port in use stops the start rather than leave a process
+  // nobody can watch.
+  const metrics =
+    config.metricsPort === undefined
+      ? undefined
+      : await startMetricsListener({
+          host: config.metricsHost,
+          port: config.metricsPort,
+          db: app.db,
+          log: app.log,
+        })
   closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after an error')
     else app.log.info({ signal }, 'shutting down')
+    // The listener first: its database gauges read the database the app closes.
+    await metrics?.close()
     await app.close()
   })
   // The key is shown before listening: a start that then fails to listen (port in use) has already

@@ -4,6 +4,7 @@ import { createRetention, createSweep, createWorker } from './app.js'
 import { loadConfig } from './config.js'
 import { openServiceDatabase } from './db/connection.js'
 import { migrateToLatest } from './db/migrate.js'
+import { startMetricsListener } from './http/metrics.js'
 
 /**
  * `cli worker`: delivers webhooks, sweeps forgotten check-outs and deletes events and deliveries past
@@ -15,12 +16,17 @@ export async function runWorker(): Promise<void> {
   const log = pino({ level: config.logLevel })
   const { db } = openServiceDatabase(config)
   await migrateToLatest(db)
+  const metrics =
+    config.metricsPort === undefined
+      ? undefined
+      : await startMetricsListener({ host: config.metricsHost, port: config.metricsPort, db, log })
   const worker = createWorker(config, db, log)
   const sweep = createSweep(config, db, log)
   const retention = createRetention(config, db, log)
   closeWithGrace({ delay: config.webhookTimeoutMs + 5000 }, async ({ signal, err }) => {
     if (err) log.error({ err }, 'worker shutting down after an error')
     else log.info({ signal }, 'worker shutting down')
+    await metrics?.close()
     await Promise.all([worker.stop(), sweep.stop(), retention.stop()])
     await db.destroy()
   })

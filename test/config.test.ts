@@ -15,6 +15,8 @@ describe('loadConfig', () => {
       webhookDisableThreshold: 5,
       webhookTimeoutMs: 10_000,
       worker: 'inline',
+      metricsPort: undefined,
+      metricsHost: '127.0.0.1',
       sessionSweepIntervalMs: 15_000,
       eventRetentionDays: 30,
       retentionIntervalMs: 300_000,
@@ -37,6 +39,8 @@ describe('loadConfig', () => {
         WEBHOOK_TIMEOUT_MS: '500',
         EVENT_RETENTION_DAYS: '15',
         WORKER: 'off',
+        METRICS_PORT: '9464',
+        METRICS_HOST: '0.0.0.0',
         LOG_LEVEL: 'silent',
       }),
     ).toEqual({
@@ -51,6 +55,8 @@ describe('loadConfig', () => {
       webhookDisableThreshold: 3,
       webhookTimeoutMs: 500,
       worker: 'off',
+      metricsPort: 9464,
+      metricsHost: '0.0.0.0',
       sessionSweepIntervalMs: 15_000,
       eventRetentionDays: 15,
       retentionIntervalMs: 300_000,
@@ -70,6 +76,10 @@ describe('loadConfig', () => {
       'WEBHOOK_ALLOW_PRIVATE_URLS must be one of true, 1, false, 0 (got "yes")',
     ],
     [{ WORKER: 'both' }, 'WORKER must be one of inline, off (got "both")'],
+    [{ METRICS_PORT: '65536' }, 'METRICS_PORT must be a whole number from 0 to 65535 (got "65536")'],
+    // Never on the API's port.
+    [{ PORT: '9000', METRICS_PORT: '9000' }, 'METRICS_PORT must differ from PORT (got "9000" for both)'],
+    [{ METRICS_PORT: '8080' }, 'METRICS_PORT must differ from PORT (got "8080" for both)'],
     // Below 15 days a 14-day recover could miss events retention deleted.
     [{ EVENT_RETENTION_DAYS: '14' }, 'EVENT_RETENTION_DAYS must be a whole number from 15 to 36500 (got "14")'],
     // The URL may hold a password: only its scheme is repeated.

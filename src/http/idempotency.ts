@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, type ErrorBody, errors } from '../core/errors.js'
+import { idempotencyReplays } from '../core/metrics.js'
 import { compiled } from '../db/compiled.js'
 import { supportsRowLocks } from '../db/connection.js'
 import { type Flag, toFlag } from '../db/schema.js'
@@ -177,6 +178,7 @@ export class CreateRunner {
   }
 
   private replay<T>(reply: FastifyReply, claim: Replay): T {
+    idempotencyReplays.inc()
     reply.header('idempotent-replayed', 'true')
     if (claim.status >= 400) throw ApiError.fromBody(claim.status, JSON.parse(claim.body) as ErrorBody)
     reply.code(claim.status)

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { errors } from '../core/errors.js'
 import { missingMigrations } from '../db/migrate.js'
 import type { Db } from '../db/types.js'
+import { withinTimeout } from '../lib/timeout.js'
 import { sendError } from './error-handler.js'
 
 /**
@@ -29,7 +30,10 @@ export function registerReadiness(app: FastifyInstance, db: Db): void {
   }
 
   app.get('/readyz', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
-    const readiness = await withinTimeout(check(), READINESS_TIMEOUT_MS)
+    const readiness = await withinTimeout(check(), READINESS_TIMEOUT_MS, () => ({
+      ready: false,
+      reason: `the database did not answer within ${READINESS_TIMEOUT_MS} ms`,
+    }))
     if (readiness.ready) return { status: 'ready' }
     // Answered here rather than thrown: the error handler would log a 5xx as an unhandled error.
     request.log.warn({ err: readiness.error }, `not ready: ${readiness.reason}`)
@@ -49,20 +53,5 @@ async function readinessOf(db: Db): Promise<Readiness> {
   return {
     ready: false,
     reason: `the database schema lacks ${missing.length === 1 ? 'the migration' : 'the migrations'} ${missing.join(', ')} of this version; run \`cli migrate\``,
-  }
-}
-
-async function withinTimeout(readiness: Promise<Readiness>, ms: number): Promise<Readiness> {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<Readiness>((resolve) => {
-    timer = setTimeout(
-      () => resolve({ ready: false, reason: `the database did not answer within ${ms} ms` }),
-      ms,
-    )
-  })
-  try {
-    return await Promise.race([readiness, timeout])
-  } finally {
-    clearTimeout(timer)
   }
 }

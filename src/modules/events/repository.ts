@@ -123,6 +123,16 @@ export async function eventsBetween(
     .execute()
 }
 
+/** Events not yet relayed to webhook deliveries, for the metrics gauge: the partial index `events_undispatched` alone. */
+export async function countUndispatchedEvents(db: Executor): Promise<number> {
+  const row = await db
+    .selectFrom('events')
+    .select((eb) => eb.fn.countAll<number | string>().as('count'))
+    .where('dispatched_at', 'is', null)
+    .executeTakeFirstOrThrow()
+  return Number(row.count)
+}
+
 /**
  * Retention: the next `limit` events created before `before` and already relayed (an event not yet
  * turned into deliveries is never deleted), in (created_at, id) order after `after`, along the

@@ -6,9 +6,10 @@ import type { EventEnvelope } from './outbox.js'
 import { findEvent, listEventRows, toEvent } from './repository.js'
 import type { ListEventsQuery } from './schemas.js'
 
-// The outbox as the webhooks module reads it (its relay, its sends and its recover), from the
-// repository that holds every query of the events table.
+// The outbox as the webhooks module reads it (its relay, its sends and its recover) and the
+// metrics gauge counts it, from the repository that holds every query of the events table.
 export {
+  countUndispatchedEvents,
   eventPayloads,
   eventsBetween,
   hasUndispatchedEvents,

@@ -422,3 +422,14 @@ export async function sessionEverExisted(db: Executor, auth: AuthContext, id: st
     .executeTakeFirst()
   return row !== undefined
 }
+
+/** Open sessions of every account and mode, for the metrics gauge: the partial index `sessions_open` alone. */
+export async function countOpenSessions(db: Executor): Promise<number> {
+  const row = await db
+    .selectFrom('sessions')
+    .select((eb) => eb.fn.countAll<number | string>().as('count'))
+    .where('status', '=', indexedConstant('open'))
+    .where('deleted_at', 'is', null)
+    .executeTakeFirstOrThrow()
+  return Number(row.count)
+}

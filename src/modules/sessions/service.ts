@@ -15,6 +15,8 @@ import {
 import type { ListSessionsQuery, Session } from './schemas.js'
 
 export type { StoredBreak } from '../../db/schema.js'
+/** The open sessions' count, read by the metrics gauge `sessions_open`. */
+export { countOpenSessions } from './repository.js'
 export type { SessionRow }
 
 /** Reads of sessions; every change to one goes through `lifecycle.ts`. */

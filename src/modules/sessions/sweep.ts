@@ -1,5 +1,6 @@
 import type { AuthContext } from '../../core/identity.js'
 import type { Clock } from '../../core/instants.js'
+import { sessionsClosedBySweep } from '../../core/metrics.js'
 import { FirstStatistics } from '../../db/statistics.js'
 import type { Db } from '../../db/types.js'
 import { Pause } from '../../lib/pause.js'
@@ -83,7 +84,10 @@ export class ForgottenCheckOutSweep {
         const result = await this.db
           .transaction()
           .execute((trx) => closeForgottenCheckOut(trx, auth, session.operator_id, before))
-        if (result) closed += 1
+        if (result) {
+          closed += 1
+          sessionsClosedBySweep.inc()
+        }
       }
       // A full batch may hide more; the ones just read are closed now (by this pass or another
       // worker), so the next query moves on.

@@ -1,5 +1,6 @@
 /** What an attempt's outcome does to its delivery and endpoint, written in the caller's transaction. */
 import type { AuthContext } from '../../core/identity.js'
+import type { DeliveryOutcome } from '../../core/metrics.js'
 import type { Trx } from '../../db/types.js'
 import { groupBy } from '../../lib/group.js'
 import { newId } from '../../lib/ids.js'
@@ -72,16 +73,21 @@ export async function recordSuccesses(trx: Trx, succeeded: FinishedAttempt[]): P
     )
 }
 
+/** What recordFailure decided: the delivery's outcome, and the endpoint's failure count if it disabled it. */
+export interface FailureRecord {
+  outcome: Exclude<DeliveryOutcome, 'succeeded'>
+  disabledAfter?: number
+}
+
 /**
  * A failed scheduled attempt (successes go to recordSuccesses): retry later, or give up and maybe
- * auto-disable the endpoint, as the policy decides. Returns the endpoint's failure count when this
- * attempt disabled it.
+ * auto-disable the endpoint, as the policy decides.
  */
 export async function recordFailure(
   trx: Trx,
   { delivery, endpoint, outcome }: FinishedAttempt,
   settings: FailureSettings,
-): Promise<number | undefined> {
+): Promise<FailureRecord> {
   // A deleted endpoint's deliveries were stopped with it, so no count of its is needed below.
   const locked = await lockEndpoint(trx, endpoint.id)
   const endpointFailures = locked?.consecutive_failures ?? 0
@@ -105,14 +111,14 @@ export async function recordFailure(
   // sent at once rather than when the lease runs out.
   if (!stillPending) {
     if (delivery.locked_until !== null) await releaseDeliveries(trx, [delivery.id], delivery.locked_until)
-    return undefined
+    return { outcome: 'stopped' }
   }
-  if (retry) return undefined
+  if (retry) return { outcome: 'retry' }
   await countExhaustedDelivery(trx, endpoint.id)
-  if (decision.action !== 'disable' || locked === undefined) return undefined
+  if (decision.action !== 'disable' || locked === undefined) return { outcome: 'failed' }
   const reason = `${decision.failures} consecutive deliveries failed`
   // Under the endpoint's lock, and only if it was still enabled: one disablement, one event.
-  if (!(await disableEnabledEndpoint(trx, endpoint.id, reason, now))) return undefined
+  if (!(await disableEnabledEndpoint(trx, endpoint.id, reason, now))) return { outcome: 'failed' }
   await failPendingDeliveries(trx, endpoint.id, now)
   await recordDisabledEvent(trx, {
     ...locked,
@@ -121,7 +127,7 @@ export async function recordFailure(
     disabled_reason: reason,
     updated_at: now,
   })
-  return decision.failures
+  return { outcome: 'failed', disabledAfter: decision.failures }
 }
 
 /**

@@ -478,6 +478,24 @@ export async function countExhaustedDelivery(trx: Trx, endpointId: string): Prom
     .execute()
 }
 
+/**
+ * How many deliveries are pending and when the oldest was created, for the metrics gauges: both
+ * from the partial index of pending deliveries by creation time (013), read alone.
+ */
+export async function pendingDeliveryBacklog(
+  db: Executor,
+): Promise<{ count: number; oldestCreatedAt: number | undefined }> {
+  const row = await db
+    .selectFrom('webhook_deliveries')
+    .select((eb) => [eb.fn.countAll<number | string>().as('count'), eb.fn.min('created_at').as('oldest')])
+    .where('status', '=', indexedConstant('pending'))
+    .executeTakeFirstOrThrow()
+  return {
+    count: Number(row.count),
+    oldestCreatedAt: row.oldest === null ? undefined : Number(row.oldest),
+  }
+}
+
 // ---- retention (modules/events/retention.ts)
 
 /**

@@ -60,6 +60,9 @@ import {
 } from './subscription.js'
 import { checkEndpointUrl, type HostLookup, UnsafeUrlError } from './url-policy.js'
 
+/** The pending deliveries' backlog, read by the metrics gauges at each scrape. */
+export { pendingDeliveryBacklog } from './repository.js'
+
 export interface UrlPolicy {
   allowPrivate: boolean
   lookup?: HostLookup

@@ -1,4 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises'
+import {
+  webhookDeliveries,
+  webhookDeliveryDuration,
+  webhookEndpointsAutoDisabled,
+} from '../../core/metrics.js'
 import { type CommitWatch, watchCommits } from '../../db/commit-signals.js'
 import { openConnections, POOL_KEPT } from '../../db/connection.js'
 import type { Db } from '../../db/types.js'
@@ -40,6 +45,10 @@ interface Logger {
   info(obj: object, msg?: string): void
   error(obj: object, msg?: string): void
 }
+
+/** The outcomes counted at every delivery, bound to their label once. */
+const succeeded = webhookDeliveries.labels('succeeded')
+const stopped = webhookDeliveries.labels('stopped')
 
 /** Pause between dispatch passes while events keep coming. */
 const BUSY_DISPATCH_MS = 25
@@ -304,22 +313,31 @@ export class WebhookWorker {
           updated_at: Date.now(),
         }),
       )
+      stopped.inc()
       return
     }
     const outcome = await this.sender.send(delivery, endpoint, payload)
+    webhookDeliveryDuration.observe(outcome.durationMs / 1000)
     this.windows.adapt(endpoint.id, isSuccessStatus(outcome.statusCode))
     const finished = { delivery, endpoint, outcome }
     // Successes (the common case) are written in one batch with those that finished beside them;
     // a failure keeps a transaction of its own, as it may lock its endpoint's row and, on
     // auto-disable, other workers' deliveries: batching those could deadlock two workers.
+    // Each outcome is counted once its write committed: an attempt whose record failed is sent
+    // again, and counted then.
     if (isSuccessStatus(outcome.statusCode)) {
       await this.successes.add(finished)
+      succeeded.inc()
       return
     }
-    const disabledAfter = await this.db
-      .transaction()
-      .execute((trx) => recordFailure(trx, finished, this.options))
-    if (disabledAfter !== undefined)
-      this.log.info({ endpoint_id: endpoint.id, failures: disabledAfter }, 'webhook endpoint auto-disabled')
+    const recorded = await this.db.transaction().execute((trx) => recordFailure(trx, finished, this.options))
+    webhookDeliveries.labels(recorded.outcome).inc()
+    if (recorded.disabledAfter !== undefined) {
+      webhookEndpointsAutoDisabled.inc()
+      this.log.info(
+        { endpoint_id: endpoint.id, failures: recorded.disabledAfter },
+        'webhook endpoint auto-disabled',
+      )
+    }
   }
 }
