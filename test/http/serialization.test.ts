@@ -13,6 +13,14 @@ const session = {
   check_in: { time: '2026-01-02T08:00:00.000Z' },
   check_out: { time: '2026-01-02T16:00:00.000Z' },
   break_minutes: 30,
+  breaks: [
+    {
+      start: { time: '2026-01-02T12:00:00.000Z' },
+      end: { time: '2026-01-02T12:30:00.000Z' },
+      paid: false,
+      source: 'api',
+    },
+  ],
   notes: null,
   total_hours: 7.5,
   is_flagged: true,
@@ -56,7 +64,15 @@ describe('response serialisation', () => {
       httpStatus: '200',
       schema: listEnvelope(ref(Session)),
     })
-    const open = { ...session, id: 'ses_2', check_out: null, total_hours: null, status: 'open', notes: 'n' }
+    const open = {
+      ...session,
+      id: 'ses_2',
+      check_out: null,
+      breaks: [{ start: { time: '2026-01-02T12:00:00.000Z' }, end: null, paid: false, source: 'scan' }],
+      total_hours: null,
+      status: 'open',
+      notes: 'n',
+    }
     const page = { object: 'list', data: [session, open], has_more: false, next_cursor: null }
     expect(JSON.parse(serialise({ ...page, data: [{ ...session, extra: 1 }, open] }))).toEqual(page)
     expect(serialise(page)).toBe(JSON.stringify(page))
