@@ -15,7 +15,8 @@
  * after the worker has delivered everything of the previous load. Every request carries an
  * `Idempotency-Key` and a body of its own (sessions: an operator and a day of their own; scans: each
  * operator's scans a minute apart, checking it in and out). Reported: each count's creates/s per
- * round and median, and the median over one process's. Any non-2xx answer, socket error or timeout
+ * round and median, the median over one process's, and the CPU time of the loaded API processes per
+ * create (steadier than rates on a shared machine). Any non-2xx answer, socket error or timeout
  * makes the run invalid (exit code 1).
  *
  *   BENCH_ROUNDS          default 3
@@ -38,7 +39,7 @@ import { createKey } from '../src/modules/keys/service.js'
 import { type ApiProcess, type Entry, startApiProcess, startWorkerProcess } from '../test/helpers/cluster.js'
 import { killAll } from '../test/helpers/process.js'
 import { WebhookReceiver } from '../test/helpers/webhook-receiver.js'
-import { intEnv, median } from './numbers.js'
+import { cpuTicks, intEnv, MS_PER_TICK, median } from './numbers.js'
 import { benchSchema } from './postgres-schema.js'
 
 type Kind = 'sessions' | 'scans'
@@ -100,11 +101,16 @@ interface Outcome {
   bad: number
   samples: string[]
   perSecond: number
+  /** CPU time of the loaded API processes (all threads) per 201, from /proc: NaN without it. */
+  cpuMsPerCreate: number
 }
+
+const cpuOf = (apis: ApiProcess[]) => apis.reduce((sum, api) => sum + cpuTicks(api.child.proc.pid), 0)
 
 /** BENCH_CONNECTIONS connections split over `apis` (one autocannon each), for `seconds`. */
 async function load(apis: ApiProcess[], secret: string, kind: Kind, seconds = SECONDS): Promise<Outcome> {
   const samples: string[] = []
+  const ticksBefore = cpuOf(apis)
   const results = await Promise.all(
     apis.map((api, n) =>
       autocannon({
@@ -131,7 +137,8 @@ async function load(apis: ApiProcess[], secret: string, kind: Kind, seconds = SE
   const ok = results.reduce((sum, r) => sum + r['2xx'], 0)
   const bad = results.reduce((sum, r) => sum + r.non2xx + r.errors + r.timeouts, 0)
   const elapsed = Math.max(...results.map((r) => r.duration))
-  return { ok, bad, samples, perSecond: ok / elapsed }
+  const cpuMsPerCreate = ((cpuOf(apis) - ticksBefore) * MS_PER_TICK) / Math.max(1, ok)
+  return { ok, bad, samples, perSecond: ok / elapsed, cpuMsPerCreate }
 }
 
 /** Throws (the run is invalid) when any answer was not 201 or any request failed. */
@@ -200,7 +207,7 @@ async function main(): Promise<number> {
     ]
     for (const kind of ['sessions', 'scans'] as const) {
       if (WARMUP_SECONDS > 0) mustBeClean(kind, await load(apis, secret, kind, WARMUP_SECONDS))
-      const rates = new Map<number, number[]>(COUNTS.map((n) => [n, []]))
+      const outcomes = new Map<number, Outcome[]>(COUNTS.map((n) => [n, []]))
       for (let round = 0; round < ROUNDS; round++) {
         const order = COUNTS.map((_, i) => COUNTS[(i + round) % COUNTS.length] as number)
         for (const count of order) {
@@ -210,21 +217,24 @@ async function main(): Promise<number> {
             `POST /v1/${kind}: round ${round + 1}/${ROUNDS}, ${count} API process(es): ${outcome.perSecond.toFixed(0)}/s`,
           )
           mustBeClean(kind, outcome)
-          rates.get(count)?.push(outcome.perSecond)
+          outcomes.get(count)?.push(outcome)
         }
       }
-      const one = median(rates.get(1) ?? [])
+      const rates = (count: number) => (outcomes.get(count) ?? []).map((o) => o.perSecond)
+      const one = median(rates(1))
       lines.push(
         '',
         `POST /v1/${kind}`,
         '',
-        '| API processes | per round | median /s | vs 1 |',
-        '|---:|---|---:|---:|',
+        '| API processes | per round | median /s | vs 1 | API CPU ms per create |',
+        '|---:|---|---:|---:|---:|',
       )
       for (const count of COUNTS) {
-        const values = rates.get(count) ?? []
+        const values = rates(count)
+        const cpu = median((outcomes.get(count) ?? []).map((o) => o.cpuMsPerCreate))
         lines.push(
-          `| ${count} | ${values.map((v) => v.toFixed(0)).join(', ')} | **${median(values).toFixed(0)}** | ${(median(values) / one).toFixed(2)} |`,
+          `| ${count} | ${values.map((v) => v.toFixed(0)).join(', ')} | **${median(values).toFixed(0)}** | ` +
+            `${(median(values) / one).toFixed(2)} | ${cpu.toFixed(2)} |`,
         )
       }
     }
