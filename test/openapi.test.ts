@@ -51,6 +51,7 @@ const IDEMPOTENT = [
   'POST /v1/webhook-endpoints/{id}/rotate-secret',
   'POST /v1/webhook-endpoints/{id}/send-test',
   'POST /v1/pay-periods',
+  'POST /v1/pay-rules',
 ]
 const RESOURCE_SCHEMAS = [
   'Operator',
@@ -60,6 +61,7 @@ const RESOURCE_SCHEMAS = [
   'SessionRevision',
   'Scan',
   'PayPeriod',
+  'PayRule',
   'TimesheetEntry',
   'WebhookEndpoint',
   'WebhookEndpointWithSecret',
@@ -241,6 +243,7 @@ describe('the OpenAPI document', () => {
       location: 'Location',
       scan: 'Scan',
       pay_period: 'PayPeriod',
+      pay_rule: 'PayRule',
       webhook_endpoint: 'WebhookEndpoint',
     }
     for (const type of expected) {
@@ -448,6 +451,7 @@ describe('response conformance (the check every ApiClient request runs)', () => 
       name: null,
       employee_id: null,
       is_active: true,
+      pay_rule_id: null,
       livemode: false,
       created: '2026-01-01T00:00:00.000Z',
       updated: '2026-01-01T00:00:00.000Z',

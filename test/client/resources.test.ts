@@ -98,6 +98,45 @@ describe('AttendanceClient resources against the real API over HTTP', () => {
     expect((await client.locations.list()).data).toEqual([])
   })
 
+  it('payRules: create, retrieve, update, list, iterate, del; an operator takes pay_rule_id', async () => {
+    const { client } = await served.client()
+    const created = await client.payRules.create({
+      name: 'California hourly',
+      is_default: true,
+      overtime: { daily_minutes: 480, daily_double_minutes: 720 },
+    })
+    expect(created).toMatchObject({
+      object: 'pay_rule',
+      is_default: true,
+      workweek_start: 'monday',
+      rounding: { interval_minutes: 0, check_in: 'nearest', check_out: 'nearest' },
+      breaks: [],
+      overtime: { daily_minutes: 480, daily_double_minutes: 720, weekly_minutes: null, seventh_day: false },
+    })
+    expect(created.id).toMatch(/^pr_/)
+    expect(await client.payRules.retrieve(created.id)).toEqual(created)
+    const updated = await client.payRules.update(created.id, {
+      breaks: [{ after_minutes: 360, minutes: 30, action: 'deduct' }],
+    })
+    expect(updated.breaks).toEqual([{ after_minutes: 360, minutes: 30, action: 'deduct' }])
+    expect((await client.payRules.list()).data).toEqual([updated])
+    expect((await collect(client.payRules.iterate())).map((r) => r.id)).toEqual([created.id])
+
+    const operator = await client.operators.create({ ident: uniq('W'), pay_rule_id: created.id })
+    expect(operator.pay_rule_id).toBe(created.id)
+    await expect(client.payRules.del(created.id)).rejects.toMatchObject({
+      status: 409,
+      code: 'pay_rule_in_use',
+    })
+    await client.operators.update(operator.id, { pay_rule_id: null })
+    expect(await client.payRules.del(created.id)).toEqual({
+      object: 'pay_rule',
+      id: created.id,
+      deleted: true,
+    })
+    expect((await client.payRules.list()).data).toEqual([])
+  })
+
   it('devices: create, retrieve, update, list, iterate, del', async () => {
     const { client } = await served.client()
     const location = await client.locations.create({ name: 'Gate' })

@@ -24,6 +24,11 @@ import type {
   PayPeriodCreateParams,
   PayPeriodList,
   PayPeriodListParams,
+  PayRule,
+  PayRuleCreateParams,
+  PayRuleList,
+  PayRuleListParams,
+  PayRuleUpdateParams,
   Scan,
   ScanCreateParams,
   ScanList,
@@ -154,6 +159,7 @@ export class AttendanceClient {
   readonly webhookDeliveries: WebhookDeliveries
   readonly events: Events
   readonly payPeriods: PayPeriods
+  readonly payRules: PayRules
   readonly timesheets: Timesheets
 
   // Private fields: the key never shows in console.log(client) or JSON.stringify(client).
@@ -191,6 +197,7 @@ export class AttendanceClient {
     this.webhookDeliveries = new WebhookDeliveries(this)
     this.events = new Events(this)
     this.payPeriods = new PayPeriods(this)
+    this.payRules = new PayRules(this)
     this.timesheets = new Timesheets(this)
   }
 
@@ -690,6 +697,33 @@ export class PayPeriods extends Resource {
   /** `POST /v1/pay-periods/{id}/reopen`: its sessions can be changed again. */
   reopen(id: string, options?: RequestOptions): Promise<PayPeriod> {
     return this.request('POST', pathOf('/v1/pay-periods', id, '/reopen'), options)
+  }
+}
+
+export class PayRules extends Resource {
+  /**
+   * `POST /v1/pay-rules` (idempotent): how timesheets round, deduct breaks and split overtime; terms left out
+   * take their defaults. `is_default: true` unsets the previous default. Scope `timesheets:write`.
+   */
+  create(params: PayRuleCreateParams, options?: RequestOptions): Promise<PayRule> {
+    return this.request('POST', '/v1/pay-rules', { ...options, body: params, idempotent: true })
+  }
+  retrieve(id: string, options?: RequestOptions): Promise<PayRule> {
+    return this.request('GET', pathOf('/v1/pay-rules', id), options)
+  }
+  /** `PATCH /v1/pay-rules/{id}`: `rounding` and `overtime` change the fields they name, `breaks` is replaced. */
+  update(id: string, params: PayRuleUpdateParams, options?: RequestOptions): Promise<PayRule> {
+    return this.request('PATCH', pathOf('/v1/pay-rules', id), { ...options, body: params })
+  }
+  /** `DELETE /v1/pay-rules/{id}`: 409 `pay_rule_in_use` while an operator has the rule. */
+  del(id: string, options?: RequestOptions): Promise<DeletedObject> {
+    return this.request('DELETE', pathOf('/v1/pay-rules', id), options)
+  }
+  list(params: PayRuleListParams = {}, options?: RequestOptions): Promise<PayRuleList> {
+    return this.request('GET', '/v1/pay-rules', { ...options, query: params })
+  }
+  iterate(params: PayRuleListParams = {}, options?: RequestOptions): AsyncIterableIterator<PayRule> {
+    return paginate((page: PayRuleListParams) => this.list(page, options), params)
   }
 }
 

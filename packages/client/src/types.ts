@@ -41,7 +41,7 @@ export interface ListEnvelope<T> {
 export type ErrorEnvelope = JsonContent<Operation<'/v1/operators', 'post'>['responses'][422]>
 export type ErrorType = ErrorEnvelope['error']['type']
 
-/** What a DELETE of a device, location, session or webhook endpoint answers. */
+/** What a DELETE of a device, location, session, pay rule or webhook endpoint answers. */
 export type DeletedObject = ResponseOf<Operation<'/v1/devices/{id}', 'delete'>>
 
 // Operators
@@ -84,6 +84,13 @@ export type PayPeriod = ResponseOf<Operation<'/v1/pay-periods/{id}', 'get'>>
 export type PayPeriodCreateParams = RequestBodyOf<Operation<'/v1/pay-periods', 'post'>>
 export type PayPeriodListParams = QueryOf<Operation<'/v1/pay-periods', 'get'>>
 export type PayPeriodList = ResponseOf<Operation<'/v1/pay-periods', 'get'>>
+
+// Pay rules
+export type PayRule = ResponseOf<Operation<'/v1/pay-rules/{id}', 'get'>>
+export type PayRuleCreateParams = RequestBodyOf<Operation<'/v1/pay-rules', 'post'>>
+export type PayRuleUpdateParams = RequestBodyOf<Operation<'/v1/pay-rules/{id}', 'patch'>>
+export type PayRuleListParams = QueryOf<Operation<'/v1/pay-rules', 'get'>>
+export type PayRuleList = ResponseOf<Operation<'/v1/pay-rules', 'get'>>
 
 // Timesheets
 export type TimesheetListParams = QueryOf<Operation<'/v1/timesheets', 'get'>>
