@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig } from './config.js'
 import { openServiceDatabase } from './db/connection.js'
 import { migrateToLatest } from './db/migrate.js'
+import { backupSqlite } from './db/sqlite/backup.js'
 import type { Db } from './db/types.js'
 import { isScope, type Scope } from './modules/keys/scopes.js'
 import {
@@ -24,6 +25,8 @@ Commands:
   keys revoke <id>                 revoke a key (effective within 5 s in running servers)
   serve                            serve the API (same as npm start)
   worker                           deliver webhooks in this process (run the API with WORKER=off)
+  backup <file>                    SQLite: copy the database into a new file while the service runs
+                                   (PostgreSQL: use pg_dump)
 
 The database is DATABASE_URL (default sqlite:data/attendance.db).`
 
@@ -51,6 +54,7 @@ async function main(argv: string[]): Promise<void> {
   // Loaded only when needed: the HTTP app doubles the start-up time of every other command.
   if (command === 'serve') return (await import('./server.js')).serve()
   if (command === 'worker') return (await import('./worker.js')).runWorker()
+  if (command === 'backup') return backup(required(sub, 'the backup file'))
 
   // Arguments are checked before the database is touched: a usage error needs no database.
   const task = databaseTask(command, sub, arg, values, positionals)
@@ -133,6 +137,28 @@ function databaseTask(
     }
   }
   throw new UsageError(`Unknown command: ${positionals.join(' ')}\n\n${USAGE}`)
+}
+
+/**
+ * `cli backup <file>`: SQLite's online backup of the service's database (db/sqlite/backup.ts), no
+ * migration run; then the copy's size and row counts. docs/operations.md, "Backups".
+ */
+async function backup(target: string): Promise<void> {
+  const { databaseUrl } = loadConfig()
+  if (!databaseUrl.startsWith('sqlite:'))
+    throw new UsageError(
+      'cli backup copies a SQLite database. On PostgreSQL use pg_dump (e.g. pg_dump --format=custom --file=<file> "$DATABASE_URL"); see docs/operations.md, "Backups".',
+    )
+  const source = databaseUrl.slice('sqlite:'.length)
+  if (source === ':memory:')
+    throw new UsageError('An in-memory database (sqlite::memory:) has no file to back up.')
+  const { bytes, tables } = await backupSqlite(source, target).catch((error: unknown) => {
+    if ((error as { code?: unknown }).code !== 'EEXIST') throw error
+    throw new UsageError(`${target} exists: cli backup never overwrites a file. Name a new one.`)
+  })
+  console.log(`Backed up ${source} to ${target}: ${bytes} bytes.`)
+  const width = Math.max(...tables.map((t) => t.name.length))
+  for (const table of tables) console.log(`  ${table.name.padEnd(width)}  ${table.rows}`)
 }
 
 function required(value: string | undefined, name: string): string {
