@@ -3,6 +3,7 @@ import type { NavItem } from './components/Layout.js'
 import { HomePage } from './pages/HomePage.js'
 import { OperatorsPage } from './pages/OperatorsPage.js'
 import { PayPeriodsPage } from './pages/PayPeriodsPage.js'
+import { PayRulesPage } from './pages/PayRulesPage.js'
 import { ReviewQueuePage } from './pages/ReviewQueuePage.js'
 import { SessionDetailPage } from './pages/SessionDetailPage.js'
 import { SessionsPage } from './pages/SessionsPage.js'
@@ -27,6 +28,7 @@ export const PAGES: Page[] = [
   { pattern: '/review', render: () => <ReviewQueuePage /> },
   { pattern: '/timesheets', render: () => <TimesheetsPage /> },
   { pattern: '/pay-periods', render: () => <PayPeriodsPage /> },
+  { pattern: '/pay-rules', render: () => <PayRulesPage /> },
   { pattern: '/operators', render: () => <OperatorsPage /> },
   { pattern: '/webhooks', render: () => <WebhookEndpointsPage /> },
   { pattern: '/webhooks/:id', render: ({ id = '' }) => <WebhookDeliveriesPage endpointId={id} /> },
@@ -38,6 +40,7 @@ export const NAV: NavItem[] = [
   { to: '/sessions', label: 'Sessions' },
   { to: '/timesheets', label: 'Timesheets' },
   { to: '/pay-periods', label: 'Pay periods' },
+  { to: '/pay-rules', label: 'Pay rules' },
   { to: '/operators', label: 'Operators' },
   { to: '/webhooks', label: 'Webhooks' },
 ]

@@ -1,26 +1,116 @@
 import type { JSX } from 'preact'
 
+/** The API's message about a field, under it; the field names it in `aria-describedby`. */
+function FieldError({ id, error }: { id: string; error: string | undefined }) {
+  return error ? (
+    <p id={`${id}-error`} class="field-error">
+      {error}
+    </p>
+  ) : null
+}
+
+/** What marks a control as refused and ties the message to it, for a screen reader too. */
+export function invalidAttributes(id: string, error: string | undefined) {
+  return error ? { 'aria-invalid': true, 'aria-describedby': `${id}-error` } : {}
+}
+
 /**
  * A form's input under its label, as every form of the console lays one out: the label names the
  * input (`for`), so a click on it focuses the input and a screen reader reads it; the form holds the
  * value and hears each change as text. Other attributes (`type`, `required`, …) go to the input.
+ * `error` is what the API said of this field (its envelope's `param` named it), shown under it.
  */
 export function Field({
   id,
   label,
   value,
   onValue,
+  error,
   ...input
 }: Omit<JSX.InputHTMLAttributes<HTMLInputElement>, 'id' | 'label' | 'value' | 'onInput'> & {
   id: string
   label: string
   value: string
   onValue: (value: string) => void
+  error?: string | undefined
 }) {
   return (
     <div>
       <label for={id}>{label}</label>
-      <input id={id} {...input} value={value} onInput={(event) => onValue(event.currentTarget.value)} />
+      <input
+        id={id}
+        {...input}
+        {...invalidAttributes(id, error)}
+        value={value}
+        onInput={(event) => onValue(event.currentTarget.value)}
+      />
+      <FieldError id={id} error={error} />
+    </div>
+  )
+}
+
+/** A choice among fixed values under its label, laid out (and refused) as a `Field` is. */
+export function SelectField<T extends string>({
+  id,
+  label,
+  value,
+  onValue,
+  options,
+  error,
+}: {
+  id: string
+  label: string
+  value: T
+  onValue: (value: T) => void
+  /** Each value with its words. */
+  options: ReadonlyArray<readonly [T, string]>
+  error?: string | undefined
+}) {
+  return (
+    <div>
+      <label for={id}>{label}</label>
+      <select
+        id={id}
+        {...invalidAttributes(id, error)}
+        value={value}
+        onChange={(event) => onValue(event.currentTarget.value as T)}
+      >
+        {options.map(([option, words]) => (
+          <option key={option} value={option}>
+            {words}
+          </option>
+        ))}
+      </select>
+      <FieldError id={id} error={error} />
+    </div>
+  )
+}
+
+/** A yes-or-no box before its label, laid out (and refused) as a `Field` is. */
+export function CheckboxField({
+  id,
+  label,
+  checked,
+  onChecked,
+  error,
+}: {
+  id: string
+  label: string
+  checked: boolean
+  onChecked: (checked: boolean) => void
+  error?: string | undefined
+}) {
+  return (
+    <div class="checkbox-field">
+      <input
+        id={id}
+        type="checkbox"
+        {...invalidAttributes(id, error)}
+        checked={checked}
+        onChange={(event) => onChecked(event.currentTarget.checked)}
+      />
+      <label for={id}>{label}</label>
+      <FieldError id={id} error={error} />
     </div>
   )
 }

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks'
-import type { Operator } from '../../../packages/client/src/client.js'
+import type { Operator, PayRule } from '../../../packages/client/src/client.js'
 import { Badge } from '../components/Badge.js'
 import { ErrorNotice } from '../components/ErrorNotice.js'
 import { Field } from '../components/Field.js'
@@ -8,6 +8,7 @@ import { PageTitle } from '../components/PageTitle.js'
 import { useSignedIn } from '../context.js'
 import { count } from '../format.js'
 import { useAction, useLoad, usePagedList } from '../hooks.js'
+import { OperatorPayRule, usePayRules } from '../pay-rules/OperatorPayRule.js'
 
 type ActiveFilter = '' | 'true' | 'false'
 
@@ -49,7 +50,15 @@ function ActivationButton({ operator, onChanged }: { operator: Operator; onChang
   )
 }
 
-function OperatorRow({ operator, onChanged }: { operator: Operator; onChanged: (o: Operator) => void }) {
+function OperatorRow({
+  operator,
+  rules,
+  onChanged,
+}: {
+  operator: Operator
+  rules: PayRule[] | undefined
+  onChanged: (o: Operator) => void
+}) {
   return (
     <tr>
       <td>{operator.ident}</td>
@@ -57,6 +66,9 @@ function OperatorRow({ operator, onChanged }: { operator: Operator; onChanged: (
       <td>{operator.employee_id ?? '—'}</td>
       <td>
         {operator.is_active ? <Badge tone="good">active</Badge> : <Badge tone="neutral">inactive</Badge>}
+      </td>
+      <td>
+        <OperatorPayRule operator={operator} rules={rules} onChanged={onChanged} />
       </td>
       <td>
         <ActivationButton operator={operator} onChanged={onChanged} />
@@ -98,6 +110,7 @@ export function OperatorsPage() {
       trimmed === '' ? [] : (await api.operators.list({ ident: trimmed, is_active: isActive })).data,
     [api, trimmed, active],
   )
+  const rules = usePayRules()
   const shown = list.items.filter((operator) => matches(operator, search))
   const extra = (exact.value ?? []).filter((found) => !shown.some((operator) => operator.id === found.id))
   const rows = [...extra, ...shown]
@@ -130,8 +143,9 @@ export function OperatorsPage() {
           </select>
         </div>
       </form>
-      {/* Both requests are refused alike (a missing scope): the table's notice says it once. */}
-      {!list.error && <ErrorNotice error={exact.error} />}
+      {/* The exact ident is refused as the list is (a missing scope): the table's notice says it once.
+          The pay rules need timesheets:read, which a key may lack while it reads operators. */}
+      {!list.error && <ErrorNotice error={exact.error ?? rules.error} />}
       <PagedTable
         list={list}
         caption="Operators, newest first"
@@ -144,12 +158,13 @@ export function OperatorsPage() {
             <th scope="col">Name</th>
             <th scope="col">Employee id</th>
             <th scope="col">Status</th>
+            <th scope="col">Pay rule</th>
             <th scope="col">Action</th>
           </>
         }
       >
         {rows.map((operator) => (
-          <OperatorRow key={operator.id} operator={operator} onChanged={onChanged} />
+          <OperatorRow key={operator.id} operator={operator} rules={rules.value} onChanged={onChanged} />
         ))}
       </PagedTable>
     </>

@@ -13,6 +13,7 @@ import { ReviewControls } from '../review/ReviewControls.js'
 import { useReviews } from '../review/reviews.js'
 import { CorrectionForm } from '../session/CorrectionForm.js'
 import { actorOf, History } from '../session/History.js'
+import { SessionTimeline } from '../session/Timeline.js'
 
 const REVIEW_STATUS: Record<Session['review_status'], string> = {
   pending: 'awaiting review',
@@ -125,8 +126,8 @@ function ReviewSection({ session, onReviewed }: { session: Session; onReviewed: 
 }
 
 /**
- * All of a session's fields, its review, the check-out and break a manager may set, and its edit
- * history; the history stays readable after a delete.
+ * All of a session's fields, its review, the check-out and break a manager may set, its check-in,
+ * breaks and check-out in order, and its edit history; the history stays readable after a delete.
  */
 export function SessionDetailPage({ id }: { id: string }) {
   const { api } = useSignedIn()
@@ -177,6 +178,7 @@ export function SessionDetailPage({ id }: { id: string }) {
               )}
             </div>
           </div>
+          <SessionTimeline session={current} zone={zone} />
         </>
       )}
       {/* An unknown id is refused for its history too: the one notice above says it. */}

@@ -35,13 +35,16 @@ export function TimesheetsPage() {
       <PageTitle>Timesheets</PageTitle>
       <p>
         <Link to="/pay-periods">Pay periods</Link>: create, close and reopen them; each links to its
-        timesheet.
+        timesheet. <Link to="/pay-rules">Pay rules</Link>: how hours are rounded, breaks deducted and overtime
+        counted.
       </p>
       <TimesheetFilters form={form} onChange={setForm} onApply={setQuery} />
       <p class="muted">
         Hours by work date (the day of check-in in the session's location). <strong>Hours</strong> count
         approved sessions and those that needed no review; pending and rejected hours are apart and count for
-        nothing until reviewed.
+        nothing until reviewed. Each operator's pay rule splits the hours into regular, overtime and double
+        time (they add up to the hours) and may deduct a missing break (auto break). Per week, a row is the
+        operator's workweek.
       </p>
       <CsvDownload query={query} />
       <TimesheetTable query={query} />

@@ -67,9 +67,17 @@ export function CorrectionForm({
         min={0}
         step={1}
         required
+        // With break records, the minutes follow from them: the API refuses both at once.
+        disabled={session.breaks.length > 0}
+        aria-describedby={session.breaks.length > 0 ? 'correction-break-note' : undefined}
         value={breakMinutes}
         onValue={setBreakMinutes}
       />
+      {session.breaks.length > 0 && (
+        <p id="correction-break-note" class="muted form-note">
+          The break is the unpaid total of the breaks recorded below.
+        </p>
+      )}
       <button type="submit" disabled={action.pending}>
         Save check-out and break
       </button>

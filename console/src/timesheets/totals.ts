@@ -7,10 +7,19 @@ export type TimesheetQuery = TimesheetCsvParams
 /** Totals read past this many rows would keep a manager waiting: they say they are partial instead. */
 const TOTAL_ROWS_READ = 10_000
 
-export interface TimesheetTotals {
-  hours: number
-  pending_hours: number
-  rejected_hours: number
+/** The columns of hours, in the table's order: a total adds up each. */
+export const HOUR_FIELDS = [
+  'hours',
+  'regular_hours',
+  'overtime_hours',
+  'double_time_hours',
+  'auto_break_hours',
+  'pending_hours',
+  'rejected_hours',
+] as const
+export type HourField = (typeof HOUR_FIELDS)[number]
+
+export interface TimesheetTotals extends Record<HourField, number> {
   sessions: number
   /** Rows added up. */
   rows: number
@@ -28,12 +37,10 @@ export async function timesheetTotals(
   query: TimesheetQuery,
 ): Promise<TimesheetTotals> {
   const { items, complete } = await firstItems(api.timesheets, query, TOTAL_ROWS_READ)
-  const cents = (field: 'hours' | 'pending_hours' | 'rejected_hours') =>
+  const cents = (field: HourField) =>
     items.reduce((total, entry) => total + Math.round(entry[field] * 100), 0) / 100
   return {
-    hours: cents('hours'),
-    pending_hours: cents('pending_hours'),
-    rejected_hours: cents('rejected_hours'),
+    ...(Object.fromEntries(HOUR_FIELDS.map((field) => [field, cents(field)])) as Record<HourField, number>),
     sessions: items.reduce((total, entry) => total + entry.sessions, 0),
     rows: items.length,
     complete,

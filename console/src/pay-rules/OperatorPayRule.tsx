@@ -1,0 +1,58 @@
+import type { Operator, PayRule } from '../../../packages/client/src/client.js'
+import { ErrorNotice } from '../components/ErrorNotice.js'
+import { useSignedIn } from '../context.js'
+import { type Loaded, useAction, useLoad } from '../hooks.js'
+
+/** The account's pay rules, read once for a page's operators. */
+export function usePayRules(): Loaded<PayRule[]> {
+  const { api } = useSignedIn()
+  // The first 200 rules fill the menus; an account has a handful.
+  return useLoad(async () => (await api.payRules.list({ limit: 200 })).data, [api])
+}
+
+/** What an operator without a rule of its own is counted by: the default, else nothing. */
+function fallbackText(rules: PayRule[]): string {
+  const fallback = rules.find((rule) => rule.is_default)
+  return fallback ? `Account default: ${fallback.name}` : 'None'
+}
+
+/**
+ * An operator's pay rule, set or cleared in place (`PATCH pay_rule_id`): its own rule by name, else
+ * the account default the timesheet falls back to (or none). Until the rules are read, or when the
+ * key may not read them, the operator's rule is named by its id.
+ */
+export function OperatorPayRule({
+  operator,
+  rules,
+  onChanged,
+}: {
+  operator: Operator
+  rules: PayRule[] | undefined
+  onChanged: (operator: Operator) => void
+}) {
+  const { api } = useSignedIn()
+  const action = useAction()
+  const own = operator.pay_rule_id
+  const known = rules ?? []
+  const choose = (value: string) =>
+    action.run(async () => onChanged(await api.operators.update(operator.id, { pay_rule_id: value || null })))
+  return (
+    <>
+      <select
+        aria-label={`Pay rule of ${operator.ident}`}
+        value={own ?? ''}
+        disabled={action.pending || rules === undefined}
+        onChange={(event) => choose(event.currentTarget.value)}
+      >
+        <option value="">{rules === undefined ? '—' : fallbackText(known)}</option>
+        {own !== null && !known.some((rule) => rule.id === own) && <option value={own}>{own}</option>}
+        {known.map((rule) => (
+          <option key={rule.id} value={rule.id}>
+            {rule.name}
+          </option>
+        ))}
+      </select>
+      <ErrorNotice error={action.error} />
+    </>
+  )
+}
