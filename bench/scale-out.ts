@@ -214,7 +214,8 @@ async function main(): Promise<number> {
           await waitDelivered(receiver)
           const outcome = await load(apis.slice(0, count), secret, kind)
           log(
-            `POST /v1/${kind}: round ${round + 1}/${ROUNDS}, ${count} API process(es): ${outcome.perSecond.toFixed(0)}/s`,
+            `POST /v1/${kind}: round ${round + 1}/${ROUNDS}, ${count} API process(es): ` +
+              `${outcome.perSecond.toFixed(0)}/s, ${outcome.cpuMsPerCreate.toFixed(2)} CPU ms per create`,
           )
           mustBeClean(kind, outcome)
           outcomes.get(count)?.push(outcome)
