@@ -124,4 +124,9 @@ async function runEveryStatement(t: TestApp): Promise<void> {
   await ok(w.close(period.id))
   for (const resource of [`locations/${w.location.id}`, `devices/${w.device.id}`, `operators/${alice.id}`])
     await ok(w.root.get(`/v1/${resource}`))
+  // A pay rule read, changed (its row locked) and named by an operator (the rule locked for it).
+  const rule = await created(w.root.post<{ id: string }>('/v1/pay-rules', { name: 'Hourly' }))
+  await ok(w.root.get(`/v1/pay-rules/${rule.id}`))
+  await ok(w.root.patch(`/v1/pay-rules/${rule.id}`, { name: 'Hourly, amended' }))
+  await ok(w.root.patch(`/v1/operators/${bob.id}`, { pay_rule_id: rule.id }))
 }

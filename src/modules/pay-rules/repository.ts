@@ -43,15 +43,14 @@ function owned(db: Executor, auth: AuthContext) {
 
 export const findPayRule = ownedRowFinder('pay_rules')
 
-const payRulesById = ownedRowsBy('pay_rules', 'id')
 const lockedPayRulesById = ownedRowsBy('pay_rules', 'id', { lock: true })
 
 /**
- * The rules of an account and mode with this id: what an operator's `pay_rule_id` names. With
- * `lock`, locked until the transaction ends, so a rule being assigned cannot be deleted beside it.
+ * The rules of an account and mode with this id (what an operator's `pay_rule_id` names), locked
+ * until the transaction ends, so a rule being assigned cannot be deleted beside it.
  */
-export function findPayRulesById(db: Executor, owner: Owner, id: string, lock = false) {
-  return (lock ? lockedPayRulesById : payRulesById).rows(db, { ...owner, value: id })
+export function lockPayRulesById(db: Executor, owner: Owner, id: string) {
+  return lockedPayRulesById.rows(db, { ...owner, value: id })
 }
 
 export async function insertPayRule(trx: Trx, row: PayRuleRow): Promise<void> {

@@ -16,11 +16,11 @@ import {
 import {
   deletePayRuleRow,
   findPayRule,
-  findPayRulesById,
   insertPayRule,
   listAllPayRuleRows,
   listPayRuleRows,
   lockDefaultPayRule,
+  lockPayRulesById,
   type PayRuleRow,
   toPayRule,
   unsetDefaultPayRule,
@@ -200,7 +200,7 @@ export async function resolvePayRule(trx: Trx, auth: AuthContext, id: string): P
     resource: 'pay rule',
     param: 'pay_rule_id',
     value: id,
-    lookup: (owner) => findPayRulesById(trx, owner, id, true),
+    lookup: (owner) => lockPayRulesById(trx, owner, id),
     unknown: errors.unknownPayRule,
   })
 }
