@@ -54,9 +54,18 @@ export function toRevision(row: RevisionRow & { key_label: string | null }): Ses
     key_label: row.key_label,
     livemode: row.livemode === 1,
     created: toIso(row.created_at),
-    before: row.before === null ? null : (JSON.parse(row.before) as Session),
-    after: row.after === null ? null : (JSON.parse(row.after) as Session),
+    before: row.before === null ? null : storedSession(row.before),
+    after: row.after === null ? null : storedSession(row.after),
   }
+}
+
+/**
+ * A session as a revision stored it. One stored before sessions had break records (migration 011)
+ * has no `breaks`: it had none, so `[]`, as the session itself now shows.
+ */
+function storedSession(text: string): Session {
+  const session = JSON.parse(text) as Omit<Session, 'breaks'> & Partial<Pick<Session, 'breaks'>>
+  return { ...session, breaks: session.breaks ?? [] }
 }
 
 /** The owner's sessions that were not deleted (the owner may be a compiled query's stand-ins). */

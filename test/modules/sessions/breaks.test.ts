@@ -153,6 +153,34 @@ describe('breaks as records on sessions', () => {
     expect(edited).toMatchObject({ break_minutes: 20, total_hours: 7.67 })
   })
 
+  it('revisions stored before sessions had breaks are shown with breaks: [] (none could exist then)', async () => {
+    const w = await world()
+    const session = await createSession(w, { break_minutes: 15 })
+    await patch(w, session.id, { notes: 'edited' })
+    // The revisions as migration 011 found them: the session objects of the time, without `breaks`.
+    for (const row of await t.db
+      .selectFrom('session_revisions')
+      .selectAll()
+      .where('session_id', '=', session.id)
+      .execute()) {
+      const old = (text: string | null) => {
+        if (text === null) return null
+        const { breaks: _, ...rest } = JSON.parse(text) as Session
+        return JSON.stringify(rest)
+      }
+      await t.db
+        .updateTable('session_revisions')
+        .set({ before: old(row.before), after: old(row.after) })
+        .where('id', '=', row.id)
+        .execute()
+    }
+    const revisions = await revisionsOf(w.api, session.id)
+    expect(revisions.data.map((r) => [r.action, r.before?.breaks ?? null, r.after?.breaks])).toEqual([
+      ['updated', [], []],
+      ['created', null, []],
+    ])
+  })
+
   describe('invalid_break names the break', () => {
     const cases: Array<[string, unknown[], string]> = [
       [
