@@ -1,8 +1,14 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
+import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openServiceDatabase } from '../../src/db/connection.js'
-import { type MetricsListener, startMetricsListener, UNMATCHED_ROUTE } from '../../src/http/metrics.js'
+import {
+  METRICS_DATABASE_TIMEOUT_MS,
+  type MetricsListener,
+  startMetricsListener,
+  UNMATCHED_ROUTE,
+} from '../../src/http/metrics.js'
 import { type ApiClient, buildTestApp, type TestApp } from '../helpers/app.js'
 import { type Operator, sleep, uniq } from '../helpers/assertions.js'
 import { dialect } from '../helpers/database.js'
@@ -177,6 +183,41 @@ describe(`GET /metrics on its own listener (${dialect})`, () => {
     expect(after.value('webhook_oldest_pending_seconds')).toBeGreaterThanOrEqual(120)
     expect(after.value('webhook_oldest_pending_seconds')).toBeLessThan(180)
     expect(after.value('metrics_database_up')).toBe(1)
+  })
+
+  it(`a database that answers late: the scrape answers after ${METRICS_DATABASE_TIMEOUT_MS} ms with the gauges unknown`, async () => {
+    let release = () => {}
+    const held = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    let locked = () => {}
+    const isLocked = new Promise<void>((resolve) => {
+      locked = resolve
+    })
+    // SQLite: the process's one connection is held by a transaction. PostgreSQL: another connection
+    // holds a lock on a table the gauges count.
+    const holder = t.db.transaction().execute(async (trx) => {
+      if (dialect === 'postgres') await sql`lock table sessions in access exclusive mode`.execute(trx)
+      locked()
+      await held
+    })
+    await isLocked
+    try {
+      const started = Date.now()
+      const late = await scrape(metrics.url)
+      const elapsed = Date.now() - started
+      expect(elapsed).toBeGreaterThanOrEqual(METRICS_DATABASE_TIMEOUT_MS - 50)
+      expect(elapsed).toBeLessThan(METRICS_DATABASE_TIMEOUT_MS + 3000)
+      expect(late.value('metrics_database_up')).toBe(0)
+      expect(late.value('sessions_open')).toBeNaN()
+      expect(late.value('process_cpu_user_seconds_total')).toBeGreaterThan(0)
+    } finally {
+      release()
+      await holder
+    }
+    const back = await scrape(metrics.url)
+    expect(back.value('metrics_database_up')).toBe(1)
+    expect(back.value('sessions_open')).not.toBeNaN()
   })
 
   it('a database that does not answer leaves its gauges unknown (NaN) and still serves the rest', async () => {
