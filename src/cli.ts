@@ -1,3 +1,4 @@
+import fs from 'node:fs'
 import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig } from './config.js'
 import { openServiceDatabase } from './db/connection.js'
@@ -152,6 +153,8 @@ async function backup(target: string): Promise<void> {
   const source = databaseUrl.slice('sqlite:'.length)
   if (source === ':memory:')
     throw new UsageError('An in-memory database (sqlite::memory:) has no file to back up.')
+  if (!fs.existsSync(source))
+    throw new UsageError(`No database at ${source} (DATABASE_URL): nothing to back up.`)
   const { bytes, tables } = await backupSqlite(source, target).catch((error: unknown) => {
     if ((error as { code?: unknown }).code !== 'EEXIST') throw error
     throw new UsageError(`${target} exists: cli backup never overwrites a file. Name a new one.`)
