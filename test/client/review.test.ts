@@ -9,7 +9,7 @@ import { run, START_MS } from '../helpers/process.js'
 import { type ServedApp, serveApp } from './setup.js'
 
 const HEADER =
-  'operator_ident,employee_id,name,date,hours,pending_hours,rejected_hours,sessions,open_sessions'
+  'operator_ident,employee_id,name,date,hours,pending_hours,rejected_hours,sessions,open_sessions,regular_hours,overtime_hours,double_time_hours,auto_break_hours,pay_rule_id,flags'
 
 describe('the client: review, pay periods, timesheets', () => {
   let served: ServedApp
@@ -146,6 +146,12 @@ describe('the client: review, pay periods, timesheets', () => {
           '0.00',
           1,
           0,
+          e.regular_hours.toFixed(2),
+          '0.00',
+          '0.00',
+          '0.00',
+          '',
+          e.flags.join(';'),
         ].join(','),
       ),
     )
@@ -234,7 +240,7 @@ describe('the client: review, pay periods, timesheets', () => {
       )
       expect(result.code, result.stderr).toBe(0)
       expect(result.stdout).toBe(
-        `${HEADER}\r\nA,,Worker A,2026-11-02,0.00,9.00,0.00,2,0\r\nB,,Worker B,2026-11-02,0.00,9.00,0.00,2,0\r\nC,,Worker C,2026-11-02,0.00,9.00,0.00,2,0\r\n`,
+        `${HEADER}\r\n${['A', 'B', 'C'].map((w) => `${w},,Worker ${w},2026-11-02,0.00,9.00,0.00,2,0,0.00,0.00,0.00,0.00,,pending_review\r\n`).join('')}`,
       )
       expect(result.stderr).toContain('3 rows (2026-11-01 to 2026-11-30).')
     })
