@@ -398,6 +398,42 @@ describe('idempotency of POST creates', () => {
       expect(await operatorRows(key.account_id)).toEqual([])
     })
 
+    it('replays a response stored before an upgrade added a field, byte for byte, not a 500', async () => {
+      const { key } = await freshAccount(t)
+      const k = uniq('key')
+      const body = { ident: uniq('W') }
+      // An operator as an older version stored it: no `pay_rule_id` (nor any field added since).
+      const stored = JSON.stringify({
+        object: 'operator',
+        id: 'op_01STAGEDSTAGEDSTAGEDSTAGED',
+        ident: body.ident,
+        name: null,
+        employee_id: null,
+        is_active: true,
+        livemode: false,
+        created: '2020-01-01T00:00:00.000Z',
+        updated: '2020-01-01T00:00:00.000Z',
+      })
+      const at = Date.now() - HOUR
+      await stage(key.account_id, k, body, {
+        status: 'done',
+        created_at: at,
+        locked_at: at,
+        response: [201, JSON.parse(stored)],
+      })
+      // Straight through the app: the test client would hold the old shape against today's document.
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/v1/operators',
+        headers: { authorization: `Bearer ${key.secret}`, ...keyed(k) },
+        payload: body,
+      })
+      expect(res.statusCode).toBe(201)
+      expect(res.headers['content-type']).toBe('application/json; charset=utf-8')
+      expect(res.headers['idempotent-replayed']).toBe('true')
+      expect(res.body).toBe(stored)
+    })
+
     it('treats a key older than 24 hours as new, for the same or another body', async () => {
       const { key, api } = await freshAccount(t)
       const stale = Date.now() - IDEMPOTENCY_RETENTION_MS - HOUR
