@@ -81,7 +81,10 @@ describe('loadConfig', () => {
     [{ PORT: '9000', METRICS_PORT: '9000' }, 'METRICS_PORT must differ from PORT (got "9000" for both)'],
     [{ METRICS_PORT: '8080' }, 'METRICS_PORT must differ from PORT (got "8080" for both)'],
     // Below 15 days a 14-day recover could miss events retention deleted.
-    [{ EVENT_RETENTION_DAYS: '14' }, 'EVENT_RETENTION_DAYS must be a whole number from 15 to 36500 (got "14")'],
+    [
+      { EVENT_RETENTION_DAYS: '14' },
+      'EVENT_RETENTION_DAYS must be a whole number from 15 to 36500 (got "14")',
+    ],
     // The URL may hold a password: only its scheme is repeated.
     [
       { DATABASE_URL: 'mysql://u:secret@db/x' },
