@@ -1,6 +1,7 @@
 import fs from 'node:fs'
 import type { Browser, Locator, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { setKeyLabel } from '../../src/modules/keys/service.js'
 import type { TestApp } from '../helpers/app.js'
 import type { List, Location, Operator, PayRule, Scan, Session } from '../helpers/assertions.js'
 import { chromiumAvailable, expectUsablePage, launchChromium, SCREENS } from '../helpers/browser.js'
@@ -74,7 +75,10 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('pay rules in the console, on 
   beforeAll(async () => {
     t = await buildConsoleTestApp()
     base = await listen(t)
-    key = (await t.key({ mode: 'test' })).secret
+    const created = await t.key({ mode: 'test' })
+    key = created.secret
+    // As `cli keys label` sets it: the session's history names the key by it.
+    await setKeyLabel(t.db, created.id, 'Ops manager')
     await api().post('/v1/operators', { ident: 'W-001', name: 'Ada Lovelace', employee_id: 'HR-7' })
     await api().post('/v1/operators', { ident: 'W-002', name: 'Grace Hopper' })
     const location = await api().post<Location>('/v1/locations', {
@@ -205,13 +209,13 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('pay rules in the console, on 
     await ruleRow('California hourly').getByText('default', { exact: true }).waitFor()
     expect(await page.getByRole('button', { name: 'Make default: California hourly' }).count()).toBe(0)
     expect((await rulesOverApi()).find((r) => r.is_default)?.name).toBe('California hourly')
+    await expectUsable('pay-rules')
 
     await page.getByRole('button', { name: 'Delete Old rule' }).click()
     const question = page.getByRole('group', { name: 'Delete the pay rule Old rule?' })
     await question.getByRole('button', { name: 'Delete the rule' }).click()
     await page.getByText('1 pay rule shown.').waitFor()
     expect((await rulesOverApi()).map((r) => r.name)).toEqual(['California hourly'])
-    await expectUsable('pay-rules')
   })
 
   it("sets and clears an operator's rule on the Operators page", async () => {
@@ -340,9 +344,15 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('pay rules in the console, on 
       expect.stringMatching(new RegExp(`^Check-out 20 Oct 2026, 17:30 ${zone}$`)),
     ])
     expect(await page.locator('.fields').innerText()).toMatch(/Break\s+30 min\s+Hours\s+9\.00 h/)
+    const history = page.getByRole('region', { name: 'History' })
+    await history.getByText(/^created /).waitFor()
+    expect(await textOf(history)).toMatch(
+      /Breaks — → 20 Oct 2026, 10:00 \S+ to 20 Oct 2026, 10:15 \S+ \(paid\); 20 Oct 2026, 12:00 \S+ to 20 Oct 2026, 12:30 \S+ Break \(min\)/,
+    )
     // With break records, the break's minutes follow from them: the form does not offer to set them.
     expect(await page.getByLabel('Break (minutes)').isDisabled()).toBe(true)
-    await timeline.scrollIntoViewIfNeeded()
+    // The timeline at the top of the window (the screenshot's subject), the fields above it.
+    await page.evaluate("document.getElementById('timeline-heading').scrollIntoView()")
     await expectUsable('session-breaks')
 
     await page.goto(`${base}/console/sessions/${sessions['2026-10-24']}`)

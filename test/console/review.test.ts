@@ -332,9 +332,11 @@ describe.runIf(chromiumAvailable()).each(SCREENS)(
       const total = page.getByRole('row', { name: /^Total/ })
       await total.getByText(/^Total of all/).waitFor()
       // 150 copies and six sessions: Ada's 12 (3.50), 21 (8.00) and 24 October (6.00 pending), Grace's
-      // September (4.00) and 13 October (4.00 rejected), Katherine's 20 October (6.50).
+      // September (4.00) and 13 October (4.00 rejected), Katherine's 20 October (6.50). Without a pay
+      // rule every payable hour is regular: no overtime, double time or automatic break.
+      const payable = (PAST_DAYS * 4 + 3.5 + 8 + 4 + 6.5).toFixed(2)
       expect((await total.innerText()).replace(/\s+/g, ' ').trim()).toBe(
-        `Total of all ${PAST_DAYS + 6} rows ${(PAST_DAYS * 4 + 3.5 + 8 + 4 + 6.5).toFixed(2)} 6.00 4.00 ${PAST_DAYS + 6}`,
+        `Total of all ${PAST_DAYS + 6} rows ${payable} ${payable} 0.00 0.00 0.00 6.00 4.00 ${PAST_DAYS + 6}`,
       )
       expect(await page.getByRole('row', { name: /W-00\d/ }).count()).toBe(100)
       await page.getByRole('link', { name: 'Pay periods' }).first().waitFor()

@@ -14,6 +14,7 @@ const TRACKED: Array<{ field: Field; label: string }> = [
   { field: 'location_id', label: 'Location' },
   { field: 'check_in', label: 'Check-in' },
   { field: 'check_out', label: 'Check-out' },
+  { field: 'breaks', label: 'Breaks' },
   { field: 'break_minutes', label: 'Break (min)' },
   { field: 'total_hours', label: 'Hours' },
   { field: 'status', label: 'Status' },
@@ -32,12 +33,24 @@ export function actorOf(revision: Pick<SessionRevision, 'key_id' | 'key_label'>)
   return revision.key_label ?? `key ${revision.key_id}`
 }
 
+/** A revision's list of breaks in a line: "none", or each one's times and whether it is paid. */
+function breaksText(breaks: SessionSnapshot['breaks'], zone: string): string {
+  if (breaks.length === 0) return 'none'
+  return breaks
+    .map((record) => {
+      const end = record.end ? localTime(record.end.time, zone) : 'going on'
+      return `${localTime(record.start.time, zone)} to ${end}${record.paid ? ' (paid)' : ''}`
+    })
+    .join('; ')
+}
+
 /** One field's value as a manager reads it: a location by name, a time in the session's zone. */
 function FieldValue({ field, value, zone }: { field: Field; value: unknown; zone: string }) {
   if (value === null || value === undefined) return <>—</>
   if (field === 'location_id') return <LocationName id={String(value)} />
   if (field === 'flag_reason') return <>{flagReason(String(value))}</>
   if (field === 'review_status') return <>{words(String(value))}</>
+  if (field === 'breaks') return <>{breaksText(value as SessionSnapshot['breaks'], zone)}</>
   if (typeof value === 'object' && 'time' in value) return <>{localTime(String(value.time), zone)}</>
   return <>{String(value)}</>
 }

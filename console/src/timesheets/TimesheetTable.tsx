@@ -124,7 +124,7 @@ export function TimesheetTable({ query }: { query: TimesheetQuery }) {
             <td>{row.operator_ident}</td>
             <td>{row.name ?? '—'}</td>
             <td>{row.employee_id ?? '—'}</td>
-            <td>{row.date}</td>
+            <td class="date">{row.date}</td>
             <HourCells figures={(field) => amount(row[field])} />
             <td class="number">
               {row.sessions}
