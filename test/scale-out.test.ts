@@ -231,8 +231,12 @@ describe.skipIf(dialect !== 'postgres' || !redisProbe)('scale-out on PostgreSQL 
         throw error
       }
     }
-    const acknowledge = (write: Write, answer: Answer) => {
-      expect(answer.status, `${write.resource} ${write.key}: ${JSON.stringify(answer.body)}`).toBe(201)
+    /** Fails on any answer but 201, with what the process that gave it logged (warnings and errors). */
+    const acknowledge = (write: Write, answer: Answer, from: ApiProcess) => {
+      expect(
+        answer.status,
+        `${write.resource} ${write.key}: ${JSON.stringify(answer.body)}\n${from.child.stdout.slice(-4000)}`,
+      ).toBe(201)
       write.answer = answer.body as Write['answer']
       acknowledged += 1
     }
@@ -248,7 +252,7 @@ describe.skipIf(dialect !== 'postgres' || !redisProbe)('scale-out on PostgreSQL 
         const answer = await call(b, secret, 'POST', `/v1/${write.resource}`, write.body, write.key)
         const code = (answer.body.error as { code?: string } | undefined)?.code
         if (answer.status !== 409 || code !== 'idempotency_key_in_use' || Date.now() > deadline)
-          return acknowledge(write, answer)
+          return acknowledge(write, answer, b)
         await sleep(1000)
       }
     }
@@ -262,7 +266,7 @@ describe.skipIf(dialect !== 'postgres' || !redisProbe)('scale-out on PostgreSQL 
           // Alternating between the processes that are up, as a load balancer would.
           const target = killed ? b : (apis[sent++ % 2] as ApiProcess)
           const answer = await send(target, write)
-          if (answer) acknowledge(write, answer)
+          if (answer) acknowledge(write, answer, target)
           else await retryOnSurvivor(write)
         }
       }
