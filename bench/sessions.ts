@@ -122,7 +122,7 @@ async function fill(db: Db, accountId: string) {
       })),
     )
     .execute()
-  const devices: DevicesTable[] = Array.from({ length: DEVICES }, (_, i) => ({
+  const devices: Insertable<DevicesTable>[] = Array.from({ length: DEVICES }, (_, i) => ({
     id: newId('dev'),
     account_id: accountId,
     livemode: 0,
@@ -133,7 +133,7 @@ async function fill(db: Db, accountId: string) {
     updated_at: now,
   }))
   await db.insertInto('devices').values(devices).execute()
-  const operators: OperatorsTable[] = Array.from({ length: OPERATORS }, (_, i) => ({
+  const operators: Insertable<OperatorsTable>[] = Array.from({ length: OPERATORS }, (_, i) => ({
     id: newId('op'),
     account_id: accountId,
     livemode: 0,
@@ -157,8 +157,8 @@ async function fill(db: Db, accountId: string) {
         const rows: Insertable<SessionsTable>[] = []
         for (let k = 0; k < Math.min(BATCH, inThisTransaction - offset); k++) {
           const i = done + offset + k
-          const operator = operators[pick(OPERATORS)] as OperatorsTable
-          const device = devices[pick(DEVICES)] as DevicesTable
+          const operator = operators[pick(OPERATORS)] as Insertable<OperatorsTable>
+          const device = devices[pick(DEVICES)] as Insertable<DevicesTable>
           const checkIn = START + Math.floor((i / SESSIONS) * YEAR_MS)
           const checkOut = checkIn + (4 * 60 + pick(6 * 60)) * 60_000
           const api = random() < 0.05
@@ -196,13 +196,13 @@ async function fill(db: Db, accountId: string) {
     const seconds = (performance.now() - started) / 1000
     log(`  ${done.toLocaleString('en-US')} sessions, ${seconds.toFixed(1)} s`)
   }
-  const heavy = await fillHeavyOperator(db, accountId, devices[0] as DevicesTable, now)
+  const heavy = await fillHeavyOperator(db, accountId, devices[0] as Insertable<DevicesTable>, now)
   return { operators, heavy, seconds: (performance.now() - started) / 1000 }
 }
 
 /** One operator with HEAVY_SESSIONS sessions back to back, 30 minutes apart. */
-async function fillHeavyOperator(db: Db, accountId: string, device: DevicesTable, now: number) {
-  const heavy: OperatorsTable = {
+async function fillHeavyOperator(db: Db, accountId: string, device: Insertable<DevicesTable>, now: number) {
+  const heavy: Insertable<OperatorsTable> = {
     id: newId('op'),
     account_id: accountId,
     livemode: 0,
@@ -310,7 +310,7 @@ async function main() {
       if (cursor === null) throw new Error(`only ${page} pages of ${PAGE}: raise BENCH_SESSIONS`)
     }
     const page200 = `${first}&cursor=${encodeURIComponent(cursor ?? '')}`
-    const operator = operators[Math.floor(OPERATORS / 2)] as OperatorsTable
+    const operator = operators[Math.floor(OPERATORS / 2)] as Insertable<OperatorsTable>
     const from = new Date(START + YEAR_MS / 4).toISOString()
     const to = new Date(START + YEAR_MS / 2).toISOString()
     const filtered = `/v1/sessions?limit=${PAGE}&operator_id=${operator.id}&check_in_from=${from}&check_in_to=${to}`

@@ -18,6 +18,7 @@ import { newRequestId } from './http/request-id.js'
 import { serializerFactory } from './http/serialization.js'
 import { rejectNulCharacters, validatorCompiler } from './http/validation.js'
 import { deviceRoutes } from './modules/devices/routes.js'
+import { DeviceSightings } from './modules/devices/service.js'
 import { EventRetention, retentionWindowMs } from './modules/events/retention.js'
 import { eventRoutes } from './modules/events/routes.js'
 import { locationRoutes } from './modules/locations/routes.js'
@@ -59,7 +60,16 @@ export async function buildApp({ config, db, redis }: AppDependencies): Promise<
     logger: {
       level: config.logLevel,
       // The request serializer logs no headers; this is a second guard for anything that does.
-      redact: ['req.headers.authorization', 'headers.authorization', 'secret'],
+      // PINs and their ciphertext are never written anywhere but the PIN check (decisions.md).
+      redact: [
+        'req.headers.authorization',
+        'headers.authorization',
+        'secret',
+        'pin',
+        'pin_ciphertext',
+        '*.pin',
+        '*.pin_ciphertext',
+      ],
     },
     bodyLimit: BODY_LIMIT_BYTES,
     requestIdHeader: false,
@@ -92,7 +102,11 @@ export async function buildApp({ config, db, redis }: AppDependencies): Promise<
     reply.header('x-request-id', request.id)
   })
   app.addHook('onRequest', requireHostHeader)
-  app.addHook('onRequest', identify(new KeyCache(db)))
+  const sightings = new DeviceSightings(db)
+  app.addHook(
+    'onRequest',
+    identify(new KeyCache(db), (deviceId) => sightings.seen(deviceId)),
+  )
   await registerRateLimit(app, { max: config.rateLimitMax, windowMs: config.rateLimitWindowMs, redis })
   app.addHook('onRequest', enforce)
   app.addHook('preValidation', rejectNulCharacters)

@@ -31,6 +31,7 @@ export const ERROR_CODES = {
   body_too_large: { type: 'bad_request', status: 413 },
   unsupported_media_type: { type: 'bad_request', status: 415 },
   missing_scope: { type: 'insufficient_scope', status: 403 },
+  device_mismatch: { type: 'insufficient_scope', status: 403 },
   route_not_found: { type: 'not_found', status: 404 },
   resource_missing: { type: 'not_found', status: 404 },
   duplicate_ident: { type: 'conflict', status: 409 },
@@ -68,7 +69,10 @@ export const ERROR_CODES = {
   invalid_timezone: { type: 'validation_error', status: 422 },
   invalid_event_type: { type: 'validation_error', status: 422 },
   invalid_url: { type: 'validation_error', status: 422 },
+  invalid_pairing_code: { type: 'validation_error', status: 422 },
+  invalid_pin: { type: 'validation_error', status: 422 },
   rate_limited: { type: 'rate_limited', status: 429 },
+  pin_locked: { type: 'rate_limited', status: 429 },
   not_ready: { type: 'api_error', status: 503 },
 } as const satisfies Record<string, { type: ErrorType; status: number }>
 
@@ -162,6 +166,19 @@ export const errors = {
   authentication: (message: string) => ApiError.uncoded('authentication_error', message),
   insufficientScope: (scope: string) =>
     coded('missing_scope', `This key lacks the scope ${scope} needed for this request.`),
+  /** A device key on a route it cannot use: it scans at its device and reads its device, no more. */
+  deviceKeyRefused: () =>
+    coded(
+      'missing_scope',
+      'A device key can only record scans at its own device and read GET /v1/devices/current.',
+    ),
+  /** An API key on a route that answers a device key only. */
+  deviceKeyRequired: () =>
+    coded('missing_scope', 'This request needs a device key (dk_test_… or dk_live_…).'),
+  deviceMismatch: (code: string) =>
+    coded('device_mismatch', `This device key belongs to another device than '${code}'.`, {
+      param: 'device_id',
+    }),
   routeNotFound: (method: string, path: string) =>
     coded('route_not_found', `Unrecognized request URL (${method} ${path}).`),
   notFound: (resource: string, id: string) =>
@@ -281,6 +298,19 @@ export const errors = {
       { param },
     ),
   invalidUrl: (message: string) => coded('invalid_url', message, { param: 'url' }),
+  /** One answer for an unknown, used or expired code, so an answer says nothing about which. */
+  invalidPairingCode: () =>
+    coded('invalid_pairing_code', 'This pairing code is unknown, used or expired; make a new one.', {
+      param: 'code',
+    }),
+  invalidPin: (param: 'pin' | 'pin_ciphertext') =>
+    coded('invalid_pin', 'The PIN is wrong; nothing was recorded.', { param }),
+  pinLocked: (retryAfterSeconds: number) =>
+    coded(
+      'pin_locked',
+      `Too many wrong PINs for this operator; retry after ${retryAfterSeconds} s or ask a manager.`,
+      { headers: { 'retry-after': String(retryAfterSeconds) } },
+    ),
   rateLimited: (retryAfterSeconds: number) =>
     coded('rate_limited', `Too many requests; retry after ${retryAfterSeconds} s.`),
   /** GET /readyz: the service cannot serve requests yet (or any more); `reason` says why. */

@@ -3,4 +3,6 @@ export interface AuthContext {
   keyId: string
   accountId: string
   livemode: boolean
+  /** A device key's device (its id): such a caller scans at that device and reads it, no more. */
+  deviceId?: string
 }

@@ -14,6 +14,8 @@ export interface Database {
   operators: OperatorsTable
   locations: LocationsTable
   devices: DevicesTable
+  device_pairing_codes: DevicePairingCodesTable
+  pin_keys: PinKeysTable
   sessions: SessionsTable
   session_revisions: SessionRevisionsTable
   scans: ScansTable
@@ -58,6 +60,8 @@ export interface ApiKeysTable {
   created_at: number
   /** What people call the key (at most 100 characters), shown beside `key_id` in a session's history. */
   label: string | null
+  /** A device key's device (migration 015): such a key scans at that device and nothing else. */
+  device_id: string | null
 }
 
 export interface IdempotencyKeysTable {
@@ -98,6 +102,12 @@ export interface OperatorsTable {
   updated_at: number
   /** The pay rule of the operator (migration 010); null: the account's default rule, if any. */
   pay_rule_id: string | null
+  /** Migration 015: the PIN as `scrypt$<salt>$<hash>` (base64url); null: no PIN. */
+  pin_hash: string | null
+  /** Wrong PINs in a row; reset by a right one and by a lockout. */
+  pin_failures: Generated<number>
+  /** Until when scans of this operator at PIN devices are refused after too many wrong PINs. */
+  pin_locked_until: number | null
 }
 
 export interface LocationsTable {
@@ -121,6 +131,33 @@ export interface DevicesTable {
   location_id: string | null
   created_at: number
   updated_at: number
+  /** Migration 015: it holds a device key that is not revoked. */
+  paired: Generated<Flag>
+  /** The last request of its device key, written at most once a minute. */
+  last_seen_at: number | null
+  require_pin: Generated<Flag>
+}
+
+/** A one-time code that pairs a device (migration 015): only its SHA-256 is kept. */
+export interface DevicePairingCodesTable {
+  id: string
+  account_id: string
+  livemode: Flag
+  device_id: string
+  code_hash: string
+  expires_at: number
+  created_at: number
+}
+
+/** The RSA key pair of an account and mode that PINs captured offline are encrypted to. */
+export interface PinKeysTable {
+  account_id: string
+  livemode: Flag
+  /** PKCS#8 PEM; never leaves the service. */
+  private_key: string
+  /** The public key as a JWK (JSON text), what `GET /v1/devices/current` shows. */
+  public_jwk: string
+  created_at: number
 }
 
 export type SessionSource = 'api' | 'scan'
@@ -262,6 +299,12 @@ export interface ScansTable {
   flag_reason: string | null
   session_id: string | null
   created_at: number
+  /** Migration 015: the device's own id of the scan, unique per device. */
+  client_scan_id: string | null
+  /** The correction applied to the device's clock (a batch's `sent_at`); null: none. */
+  clock_skew_ms: number | null
+  /** The operator's name when scanned: what the clock shows the worker. */
+  operator_name: string | null
 }
 
 export interface WebhookEndpointsTable {

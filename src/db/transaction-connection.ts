@@ -41,15 +41,22 @@ const SAVEPOINT_NAME = /^[a-z_]+$/
 /**
  * A savepoint in a transaction of `db.transaction()`, on its connection (Kysely gives savepoints
  * only to a controlled transaction). `rollback()` undoes what the transaction did since, and keeps
- * the rest; the savepoint ends with the transaction.
+ * the rest; the savepoint ends with the transaction, or at `release()` (keeping what was done since:
+ * a loop that takes one per step releases each, so they do not pile up).
  */
-export async function savepoint(trx: Trx, name: string): Promise<{ rollback(): Promise<void> }> {
+export async function savepoint(
+  trx: Trx,
+  name: string,
+): Promise<{ rollback(): Promise<void>; release(): Promise<void> }> {
   if (!SAVEPOINT_NAME.test(name)) throw new Error(`savepoint name: ${name}`)
   const connection = await connectionOf(trx)
   await connection.executeQuery(CompiledQuery.raw(`savepoint ${name}`))
   return {
     rollback: async () => {
       await connection.executeQuery(CompiledQuery.raw(`rollback to ${name}`))
+    },
+    release: async () => {
+      await connection.executeQuery(CompiledQuery.raw(`release ${name}`))
     },
   }
 }

@@ -21,10 +21,16 @@ declare module 'fastify' {
     scope?: Scope | readonly Scope[]
     /** A /v1 route served without a key (the OpenAPI document). */
     public?: boolean
+    /**
+     * Whether a device key may call the route: `also` beside API keys with the scope (recording a
+     * scan), `only` a device key (its own device). Absent: never, whatever the route's scope.
+     */
+    deviceKey?: 'also' | 'only'
   }
 }
 
-const SECRET_SHAPE = /^sk_(test|live)_[A-Za-z0-9_-]{16,128}$/
+// API keys (`sk_`) and device keys (`dk_`), which pairing hands a device.
+const SECRET_SHAPE = /^(sk|dk)_(test|live)_[A-Za-z0-9_-]{16,128}$/
 export const KEY_CACHE_TTL_MS = 5000
 const KEY_CACHE_MAX_ENTRIES = 10_000
 
@@ -53,8 +59,14 @@ export class KeyCache {
   }
 }
 
-/** Resolves the bearer key, if any, without refusing anything yet: the rate limiter runs next. */
-export function identify(cache: KeyCache): onRequestAsyncHookHandler {
+/**
+ * Resolves the bearer key, if any, without refusing anything yet: the rate limiter runs next. A
+ * device key's request is reported to `deviceSeen` (its device's `last_seen_at`).
+ */
+export function identify(
+  cache: KeyCache,
+  deviceSeen: (deviceId: string) => Promise<void>,
+): onRequestAsyncHookHandler {
   return async (request) => {
     const header = request.headers.authorization
     if (header === undefined) return
@@ -71,7 +83,19 @@ export function identify(cache: KeyCache): onRequestAsyncHookHandler {
       request.authFailure = 'This API key was revoked.'
     else if (record.expiresAt !== null && record.expiresAt <= now)
       request.authFailure = 'This API key has expired.'
-    else {
+    else if (record.deviceId !== null) {
+      request.auth = {
+        keyId: record.id,
+        accountId: record.accountId,
+        livemode: record.livemode,
+        deviceId: record.deviceId,
+      }
+      // A device's last sighting is a convenience for the console: failing to write it must not
+      // refuse the device's scan.
+      await deviceSeen(record.deviceId).catch((error: unknown) =>
+        request.log.warn({ err: error }, 'recording a device sighting failed'),
+      )
+    } else {
       request.auth = { keyId: record.id, accountId: record.accountId, livemode: record.livemode }
       scopesByRequest.set(request, record.scopes)
     }
@@ -98,6 +122,11 @@ export const enforce: onRequestAsyncHookHandler = async (request) => {
   if (!request.auth) {
     throw errors.authentication('No API key provided. Send "Authorization: Bearer <API key>".')
   }
+  if (request.auth.deviceId !== undefined) {
+    if (config.deviceKey === undefined) throw errors.deviceKeyRefused()
+    return
+  }
+  if (config.deviceKey === 'only') throw errors.deviceKeyRequired()
   const held = scopesByRequest.get(request) ?? new Set()
   for (const scope of [config.scope ?? []].flat()) {
     if (!grants(held, scope)) throw errors.insufficientScope(scope)
@@ -110,11 +139,15 @@ export function registerAuth(app: FastifyInstance): void {
   // Fail at start-up, not at request time, when a route forgets to declare what it needs, or
   // declares a scope that would not be enforced (outside /v1/ everything is public).
   app.addHook('onRoute', (route) => {
-    const config = (route.config ?? {}) as { scope?: Scope | readonly Scope[]; public?: boolean }
+    const config = (route.config ?? {}) as {
+      scope?: Scope | readonly Scope[]
+      public?: boolean
+      deviceKey?: 'also' | 'only'
+    }
     if (isApiRoute(route.url) && !config.public && !config.scope) {
       throw new Error(`Route ${route.method} ${route.url} declares neither config.scope nor config.public`)
     }
-    if (!isApiRoute(route.url) && config.scope) {
+    if (!isApiRoute(route.url) && (config.scope || config.deviceKey)) {
       throw new Error(`Route ${route.method} ${route.url} is outside /v1/ (public): it cannot have a scope`)
     }
   })

@@ -1,5 +1,5 @@
 import rateLimit from '@fastify/rate-limit'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Redis } from 'ioredis'
 import { errors } from '../core/errors.js'
 
@@ -32,4 +32,17 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
 /** `Retry-After` for what is left of the window: whole seconds, rounded up, never 0. */
 export function retryAfterSeconds(ttlMs: number): number {
   return Math.max(1, Math.ceil(ttlMs / 1000))
+}
+
+/**
+ * A route's own limit per client address, beside the app-wide one (which counts the same request
+ * too): for a public route whose guesses must be slow (pairing codes). Put in the route's
+ * `config.rateLimit`; the plugin applies it with the app-wide options (Redis, the error envelope).
+ */
+export function perAddressLimit(name: string, max: number, windowMs: number) {
+  return {
+    max,
+    timeWindow: windowMs,
+    keyGenerator: (request: FastifyRequest) => `${name}:ip:${request.ip}`,
+  }
 }

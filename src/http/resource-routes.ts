@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Static, TObject, TSchema } from 'typebox'
 import type { AuthContext } from '../core/identity.js'
 import { IdParams, listEnvelope, ref } from '../core/schemas.js'
-import type { Executor, Trx } from '../db/types.js'
+import type { Db, Executor, Trx } from '../db/types.js'
 import type { ScopeResource } from '../modules/keys/scopes.js'
 import { requireAuth } from './auth.js'
 import { errorResponses } from './schemas.js'
@@ -35,6 +35,13 @@ export interface ResourceDefinition<
     /** The answer when it differs from `schema` (a webhook endpoint shows its secret once). */
     response?: TSchema
     run: (trx: Trx, auth: AuthContext, body: Static<Create>) => Promise<unknown>
+    /**
+     * Checks run before the create's transaction, whose effects outlast a refusal (a scan's PIN:
+     * a wrong one is counted although the scan is refused) or that must not hold a write lock.
+     */
+    before?: (db: Db, auth: AuthContext, body: Static<Create>) => Promise<void>
+    /** A device key may create too (a scan at its own device): see `config.deviceKey`. */
+    deviceKey?: 'also'
   }
   retrieve: (db: Executor, auth: AuthContext, id: string) => Promise<Api>
   update?: {
@@ -81,7 +88,7 @@ export function registerResourceRoutes<
     app.post(
       def.path,
       {
-        config: write,
+        config: { ...write, ...(create.deviceKey ? { deviceKey: create.deviceKey } : {}) },
         schema: {
           tags,
           summary: create.summary ?? `Create ${article} ${label}`,
@@ -90,10 +97,12 @@ export function registerResourceRoutes<
           response: { 201: ref(create.response ?? def.schema, `The created ${label}.`) },
         },
       },
-      (request, reply) =>
-        app.creates.run(request, reply, (trx) =>
-          create.run(trx, requireAuth(request), request.body as Static<Create>),
-        ),
+      async (request, reply) => {
+        const auth = requireAuth(request)
+        const body = request.body as Static<Create>
+        await create.before?.(app.db, auth, body)
+        return app.creates.run(request, reply, (trx) => create.run(trx, auth, body))
+      },
     )
   }
 

@@ -16,6 +16,7 @@ export type IdPrefix =
   | 'rev'
   | 'pp'
   | 'pr'
+  | 'dpc'
 
 const pool = Buffer.alloc(4096)
 let poolOffset = pool.length

@@ -139,6 +139,9 @@ describe('compiled queries', () => {
       created_at: true,
       updated_at: true,
       pay_rule_id: true,
+      pin_hash: true,
+      pin_failures: true,
+      pin_locked_until: true,
     } as const
     const insertThree = compiledInsertRows('operators', columns, 3)
     const row = (n: number) => ({
@@ -152,10 +155,13 @@ describe('compiled queries', () => {
       created_at: n,
       updated_at: n,
       pay_rule_id: null,
+      pin_hash: null,
+      pin_failures: 0,
+      pin_locked_until: null,
     })
     const query = insertThree.compile(db, [row(1), row(2), row(3)])
-    expect(query.parameters).toHaveLength(30)
-    expect(query.parameters.slice(10, 20)).toEqual(Object.values(row(2)))
+    expect(query.parameters).toHaveLength(39)
+    expect(query.parameters.slice(13, 26)).toEqual(Object.values(row(2)))
     const result = await insertThree.run(db, [row(1), row(2), row(3)])
     expect(result.numAffectedRows).toBe(3n)
     for (const n of [1, 2, 3]) {

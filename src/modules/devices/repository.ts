@@ -1,9 +1,9 @@
 import type { Selectable } from 'kysely'
 import type { AuthContext } from '../../core/identity.js'
-import type { DevicesTable } from '../../db/schema.js'
+import type { DevicePairingCodesTable, DevicesTable, PinKeysTable } from '../../db/schema.js'
 import { type Owner, ownedBy, ownedRowFinder, ownedRowsBy } from '../../db/scope.js'
 import type { Executor, Trx } from '../../db/types.js'
-import { toIso } from '../../lib/time.js'
+import { toIso, toIsoOrNull } from '../../lib/time.js'
 import type { Device, ListDevicesQuery } from './schemas.js'
 
 export type DeviceRow = Selectable<DevicesTable>
@@ -15,6 +15,9 @@ export function toDevice(row: DeviceRow): Device {
     code: row.code,
     name: row.name,
     location_id: row.location_id,
+    paired: row.paired === 1,
+    last_seen_at: toIsoOrNull(row.last_seen_at),
+    require_pin: row.require_pin === 1,
     livemode: row.livemode === 1,
     created: toIso(row.created_at),
     updated: toIso(row.updated_at),
@@ -81,4 +84,55 @@ export async function detachDevicesFromLocation(
     .where('location_id', '=', locationId)
     .execute()
   return devices
+}
+
+/** Voids the device's pairing codes (a new one replaces them; a deleted device needs none). */
+export async function deletePairingCodes(trx: Trx, deviceId: string) {
+  await trx.deleteFrom('device_pairing_codes').where('device_id', '=', deviceId).execute()
+}
+
+export async function insertPairingCode(trx: Trx, row: Selectable<DevicePairingCodesTable>) {
+  await trx.insertInto('device_pairing_codes').values(row).execute()
+}
+
+/**
+ * Takes the code with this hash, whatever its state: deleted here, so two pairings racing on one
+ * code cannot both have it. The caller checks its expiry.
+ */
+export async function takePairingCode(trx: Trx, codeHash: string) {
+  return trx
+    .deleteFrom('device_pairing_codes')
+    .where('code_hash', '=', codeHash)
+    .returningAll()
+    .executeTakeFirst()
+}
+
+/** `last_seen_at`, written only when the stored one is a minute old (or none): another process may have. */
+export async function touchDeviceSeen(db: Executor, id: string, now: number, everyMs: number) {
+  await db
+    .updateTable('devices')
+    .set({ last_seen_at: now })
+    .where('id', '=', id)
+    .where((eb) => eb.or([eb('last_seen_at', 'is', null), eb('last_seen_at', '<=', now - everyMs)]))
+    .execute()
+}
+
+export type PinKeyRow = Selectable<PinKeysTable>
+
+export function findPinKey(db: Executor, owner: Owner) {
+  return db
+    .selectFrom('pin_keys')
+    .selectAll()
+    .where('account_id', '=', owner.account_id)
+    .where('livemode', '=', owner.livemode)
+    .executeTakeFirst()
+}
+
+/** Stores a new key pair unless another request stored one first (the caller reads the winner). */
+export async function insertPinKey(db: Executor, row: PinKeyRow) {
+  await db
+    .insertInto('pin_keys')
+    .values(row)
+    .onConflict((oc) => oc.columns(['account_id', 'livemode']).doNothing())
+    .execute()
 }

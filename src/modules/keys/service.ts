@@ -15,6 +15,8 @@ export interface ApiKeyRecord {
   scopes: ReadonlySet<string>
   expiresAt: number | null
   revokedAt: number | null
+  /** Set for a device key: the device it pairs. */
+  deviceId: string | null
 }
 
 export interface CreatedKey {
@@ -99,7 +101,7 @@ export async function createKey(
 export async function findKeyByHash(db: Executor, secretHash: string): Promise<ApiKeyRecord | undefined> {
   const row = await db
     .selectFrom('api_keys')
-    .select(['id', 'account_id', 'livemode', 'scopes', 'expires_at', 'revoked_at'])
+    .select(['id', 'account_id', 'livemode', 'scopes', 'expires_at', 'revoked_at', 'device_id'])
     .where('secret_hash', '=', secretHash)
     .executeTakeFirst()
   if (!row) return undefined
@@ -110,7 +112,56 @@ export async function findKeyByHash(db: Executor, secretHash: string): Promise<A
     scopes: new Set(row.scopes.split(',').filter(Boolean)),
     expiresAt: row.expires_at,
     revokedAt: row.revoked_at,
+    deviceId: row.device_id,
   }
+}
+
+/** A device key as pairing answers it, the only time its secret is shown. */
+export interface CreatedDeviceKey {
+  id: string
+  secret: string
+  livemode: boolean
+}
+
+/**
+ * A key for a paired device: a row of `api_keys` naming the device and holding no scope, so the key
+ * cache, revocation and the rate limit treat it as any key, and `enforce` lets it reach only the
+ * device's own routes. Only the SHA-256 of the secret is stored, as for API keys.
+ */
+export async function createDeviceKey(
+  trx: Executor,
+  owner: { accountId: string; livemode: boolean },
+  deviceId: string,
+): Promise<CreatedDeviceKey> {
+  const secret = `dk_${owner.livemode ? 'live' : 'test'}_${randomBytes(24).toString('base64url')}`
+  const id = newId('key')
+  await trx
+    .insertInto('api_keys')
+    .values({
+      id,
+      account_id: owner.accountId,
+      livemode: toFlag(owner.livemode),
+      secret_hash: hashSecret(secret),
+      secret_prefix: secret.slice(0, 12),
+      scopes: '',
+      expires_at: null,
+      revoked_at: null,
+      created_at: Date.now(),
+      label: null,
+      device_id: deviceId,
+    })
+    .execute()
+  return { id, secret, livemode: owner.livemode }
+}
+
+/** Revokes the device's keys that are not revoked yet (the key cache forgets them within 5 s). */
+export async function revokeDeviceKeys(trx: Executor, deviceId: string, now: number): Promise<void> {
+  await trx
+    .updateTable('api_keys')
+    .set({ revoked_at: now })
+    .where('device_id', '=', deviceId)
+    .where('revoked_at', 'is', null)
+    .execute()
 }
 
 export async function listKeys(db: Db) {
@@ -129,6 +180,8 @@ export async function listKeys(db: Db) {
       'api_keys.created_at',
       'api_keys.label',
     ])
+    // Device keys are the devices' (pairing and unpairing manage them), not the operator's.
+    .where('api_keys.device_id', 'is', null)
     .orderBy('api_keys.id')
     .execute()
   return rows.map((r) => ({

@@ -18,6 +18,7 @@ export function toOperator(row: OperatorRow): Operator {
     employee_id: row.employee_id,
     is_active: row.is_active === 1,
     pay_rule_id: row.pay_rule_id,
+    has_pin: row.pin_hash !== null,
     livemode: row.livemode === 1,
     created: toIso(row.created_at),
     updated: toIso(row.updated_at),
@@ -72,7 +73,19 @@ export async function lockOperatorRows(trx: Trx, auth: AuthContext, ids: readonl
 export async function updateOperatorRow(
   trx: Trx,
   id: string,
-  changes: Partial<Pick<OperatorRow, 'name' | 'employee_id' | 'is_active' | 'pay_rule_id' | 'updated_at'>>,
+  changes: Partial<
+    Pick<
+      OperatorRow,
+      | 'name'
+      | 'employee_id'
+      | 'is_active'
+      | 'pay_rule_id'
+      | 'updated_at'
+      | 'pin_hash'
+      | 'pin_failures'
+      | 'pin_locked_until'
+    >
+  >,
 ): Promise<void> {
   await trx.updateTable('operators').set(changes).where('id', '=', id).execute()
 }
@@ -110,4 +123,34 @@ export async function listOperatorRows(
     .orderBy('id', 'desc')
     .limit(take)
     .execute()
+}
+
+/**
+ * Counts a wrong PIN in one statement (two wrong PINs at once both count): the `limit`-th in a row
+ * locks the operator's PIN scans until `lockedUntil` and starts the count again.
+ */
+export async function countPinFailure(db: Executor, id: string, limit: number, lockedUntil: number) {
+  await db
+    .updateTable('operators')
+    .set((eb) => ({
+      pin_locked_until: eb
+        .case()
+        .when('pin_failures', '>=', limit - 1)
+        .then(lockedUntil)
+        .else(eb.ref('pin_locked_until'))
+        .end(),
+      pin_failures: eb
+        .case()
+        .when('pin_failures', '>=', limit - 1)
+        .then(0)
+        .else(eb('pin_failures', '+', 1))
+        .end(),
+    }))
+    .where('id', '=', id)
+    .execute()
+}
+
+/** A right PIN: the count of wrong ones starts again. */
+export async function resetPinFailures(db: Executor, id: string) {
+  await db.updateTable('operators').set({ pin_failures: 0 }).where('id', '=', id).execute()
 }

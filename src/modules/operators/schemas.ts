@@ -9,6 +9,12 @@ const ident = Type.String({
 })
 const name = nullableString({ maxLength: 200, description: 'Display name.' })
 const employeeId = nullableString({ maxLength: 128, description: "Link to the client's own HR system." })
+const pin = Type.Optional(
+  Type.Union([Type.String({ pattern: '^[0-9]{4,8}$' }), Type.Null()], {
+    description:
+      'The PIN a device that requires one asks for: 4 to 8 digits; null clears it. Never returned (`has_pin`).',
+  }),
+)
 const payRuleId = nullableString({
   maxLength: 64,
   description: "The operator's pay rule (`pr_…`); null: the account's default rule, if any.",
@@ -25,6 +31,7 @@ export const Operator = Type.Object(
     pay_rule_id: Type.Union([Type.String(), Type.Null()], {
       description: "The operator's own pay rule; null: the account's default rule applies, if any.",
     }),
+    has_pin: Type.Boolean({ description: 'A PIN is set (the PIN itself is never shown).' }),
     livemode: Type.Boolean(),
     created: Timestamp,
     updated: Timestamp,
@@ -39,6 +46,7 @@ export const CreateOperatorBody = Type.Object(
     name: Type.Optional(name),
     employee_id: Type.Optional(employeeId),
     pay_rule_id: Type.Optional(payRuleId),
+    pin,
   },
   { additionalProperties: false },
 )
@@ -50,6 +58,7 @@ export const UpdateOperatorBody = Type.Object(
     employee_id: Type.Optional(employeeId),
     is_active: Type.Optional(Type.Boolean({ description: '`true` reactivates, `false` deactivates.' })),
     pay_rule_id: Type.Optional(payRuleId),
+    pin,
   },
   { additionalProperties: false },
 )

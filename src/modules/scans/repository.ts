@@ -15,11 +15,14 @@ export function toScan(row: ScanRow): Scan {
     device_id: row.device_code,
     operator_id: row.operator_id,
     operator_ident: row.operator_ident,
+    operator_name: row.operator_name,
     time: toIso(row.scanned_at),
     direction: row.direction,
     result: row.result,
     flag_reason: row.flag_reason as ScanFlagReason | null,
     session_id: row.session_id,
+    client_scan_id: row.client_scan_id,
+    clock_skew_ms: row.clock_skew_ms,
     livemode: row.livemode === 1,
     created: toIso(row.created_at),
   }
@@ -48,6 +51,19 @@ export async function findAcceptedScanNear(
     .where('scanned_at', '<', at + windowMs)
     .where('result', '!=', 'flagged')
     .limit(1)
+    .executeTakeFirst()
+}
+
+/** The scan a device sent with this `client_scan_id` (index `scans_client_scan_id`). */
+export function findScanByClientId(
+  db: Executor,
+  auth: AuthContext,
+  deviceCode: string,
+  clientScanId: string,
+) {
+  return owned(db, auth)
+    .where('device_code', '=', deviceCode)
+    .where('client_scan_id', '=', clientScanId)
     .executeTakeFirst()
 }
 

@@ -6,7 +6,14 @@ import { requireAuth } from '../../http/auth.js'
 import { registerResourceRoutes } from '../../http/resource-routes.js'
 import { ErrorEnvelope } from '../../http/schemas.js'
 import { CreateScanBatchBody, CreateScanBody, ListScansQuery, Scan } from './schemas.js'
-import { listScans, recordScan, recordScanBatch, retrieveScan } from './service.js'
+import {
+  checkScanBatch,
+  checkScanPin,
+  listScans,
+  recordScan,
+  recordScanBatch,
+  retrieveScan,
+} from './service.js'
 
 const ScanBatchResult = Type.Object(
   {
@@ -32,6 +39,8 @@ export async function scanRoutes(instance: FastifyInstance): Promise<void> {
       body: CreateScanBody,
       summary: 'Record a scan at a device: checks the operator in or out',
       run: recordScan,
+      before: checkScanPin,
+      deviceKey: 'also',
     },
     retrieve: retrieveScan,
     list: { query: ListScansQuery, run: listScans },
@@ -42,7 +51,7 @@ export async function scanRoutes(instance: FastifyInstance): Promise<void> {
   instance.post(
     '/v1/scans/batch',
     {
-      config: { scope: 'scans:write' },
+      config: { scope: 'scans:write', deviceKey: 'also' },
       schema: {
         tags: ['Scans'],
         summary: 'Record scans a device synced at once, in time order; each is applied as POST /v1/scans',
@@ -51,14 +60,15 @@ export async function scanRoutes(instance: FastifyInstance): Promise<void> {
         response: { 200: ScanBatchResult },
       },
     },
-    (request, reply) => {
+    async (request, reply) => {
       const auth = requireAuth(request)
       const body = request.body as CreateScanBatchBody
-      return instance.creates.runBatch(
+      const checked = await checkScanBatch(instance.db, auth, body)
+      return instance.creates.run(
         request,
         reply,
-        async () => {
-          const outcomes = await recordScanBatch(instance.db, auth, body.scans)
+        async (trx) => {
+          const outcomes = await recordScanBatch(trx, auth, checked)
           const data = outcomes.map((outcome) => {
             if ('scan' in outcome) return outcome.scan
             const error = outcome.error instanceof ApiError ? outcome.error : errors.internal()

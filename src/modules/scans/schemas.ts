@@ -46,6 +46,9 @@ export const Scan = Type.Object(
     device_id: Type.String({ description: "The device's code." }),
     operator_id: Type.String(),
     operator_ident: Type.String(),
+    operator_name: Type.Union([Type.String(), Type.Null()], {
+      description: "The operator's name when scanned: what the clock shows the worker.",
+    }),
     time: Timestamp,
     direction,
     result: result(),
@@ -58,6 +61,13 @@ export const Scan = Type.Object(
     session_id: Type.Union([Type.String(), Type.Null()], {
       description:
         'The session opened, completed or whose break started or ended (or closed, for max_shift_exceeded); null for other flags.',
+    }),
+    client_scan_id: Type.Union([Type.String(), Type.Null()], {
+      description: "The device's own id of the scan, when it sent one.",
+    }),
+    clock_skew_ms: Type.Union([Type.Integer(), Type.Null()], {
+      description:
+        "The correction applied to the device's clock (a batch's `sent_at` more than 2 minutes off the service's); null: none.",
     }),
     livemode: Type.Boolean(),
     created: Timestamp,
@@ -79,6 +89,28 @@ export const CreateScanBody = Type.Object(
       }),
     ),
     direction: Type.Optional(direction),
+    client_scan_id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description:
+          "Made by the device when it captures the scan: a second scan with the same id from the same device answers the first one's scan and changes nothing, however late it comes.",
+      }),
+    ),
+    pin: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description:
+          "The operator's PIN, at a device with `require_pin` (missing: 422 `missing_param`; wrong: 422 `invalid_pin`; 5 wrong in a row: 429 `pin_locked` for 15 minutes).",
+      }),
+    ),
+    pin_ciphertext: Type.Optional(
+      Type.String({
+        maxLength: 2048,
+        description:
+          "A PIN captured offline: its UTF-8 bytes encrypted with RSA-OAEP (SHA-256) to the device's `pin_key`, base64url without padding.",
+      }),
+    ),
   },
   { additionalProperties: false },
 )
@@ -94,6 +126,13 @@ export const CreateScanBatchBody = Type.Object(
       maxItems: MAX_BATCH_SCANS,
       description: `1 to ${MAX_BATCH_SCANS} scans, each as \`POST /v1/scans\` takes it; applied in \`time\` order.`,
     }),
+    sent_at: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description:
+          "The sending device's clock as it stamped the scans (ISO-8601 with a zone). More than 2 minutes off the service's clock: every scan's `time` moves by the difference, recorded as its `clock_skew_ms`.",
+      }),
+    ),
   },
   { additionalProperties: false },
 )

@@ -3,7 +3,19 @@ import { type ApiClient, buildTestApp, type TestApp } from '../../helpers/app.js
 import { type Device, expectError, ISO_MS, type List, type Location } from '../../helpers/assertions.js'
 import { eventsOf, eventTypes, freshAccount } from '../../helpers/fixtures.js'
 
-const DEVICE_KEYS = ['code', 'created', 'id', 'livemode', 'location_id', 'name', 'object', 'updated']
+const DEVICE_KEYS = [
+  'code',
+  'created',
+  'id',
+  'last_seen_at',
+  'livemode',
+  'location_id',
+  'name',
+  'object',
+  'paired',
+  'require_pin',
+  'updated',
+]
 
 function expectDeviceShape(device: Device, livemode = false) {
   expect(Object.keys(device).sort()).toEqual(DEVICE_KEYS)

@@ -15,6 +15,7 @@ import { created, ok } from '../../helpers/world.js'
 const OPERATOR_KEYS = [
   'created',
   'employee_id',
+  'has_pin',
   'id',
   'ident',
   'is_active',

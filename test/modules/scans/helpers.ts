@@ -15,6 +15,8 @@ import { eventsOf } from '../../helpers/fixtures.js'
 export type { Scan }
 
 export const SCAN_KEYS = [
+  'client_scan_id',
+  'clock_skew_ms',
   'created',
   'device_id',
   'direction',
@@ -24,6 +26,7 @@ export const SCAN_KEYS = [
   'object',
   'operator_id',
   'operator_ident',
+  'operator_name',
   'result',
   'session_id',
   'time',
