@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks'
 import type { PayRule } from '../../../packages/client/src/client.js'
+import type { Problem } from '../api.js'
 import { Badge } from '../components/Badge.js'
 import { Confirm } from '../components/Confirm.js'
 import { ErrorNotice } from '../components/ErrorNotice.js'
@@ -27,7 +28,7 @@ function Terms({ texts }: { texts: string[] }) {
  * A refusal of the row's actions; a delete refused because an operator still has the rule says
  * what to do first.
  */
-function Refusal({ error }: { error: ReturnType<typeof useAction>['error'] }) {
+function Refusal({ error }: { error: Problem | undefined }) {
   if (error?.code !== 'pay_rule_in_use') return <ErrorNotice error={error} />
   return (
     <div class="notice notice-error" role="alert">
