@@ -1,5 +1,5 @@
 import rateLimit from '@fastify/rate-limit'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify'
 import type { Redis } from 'ioredis'
 import { errors } from '../core/errors.js'
 
@@ -36,13 +36,26 @@ export function retryAfterSeconds(ttlMs: number): number {
 
 /**
  * A route's own limit per client address, beside the app-wide one (which counts the same request
- * too): for a public route whose guesses must be slow (pairing codes). Put in the route's
- * `config.rateLimit`; the plugin applies it with the app-wide options (Redis, the error envelope).
+ * too): for a public route whose guesses must be slow (pairing codes). A route `onRequest` hook. The
+ * plugin runs one limit hook per request, so this one asks the plugin's store itself (in Redis
+ * when the app-wide counters are) and answers the same 429 with `Retry-After`.
  */
-export function perAddressLimit(name: string, max: number, windowMs: number) {
-  return {
+export function perAddressLimit(
+  app: FastifyInstance,
+  name: string,
+  max: number,
+  windowMs: number,
+): onRequestAsyncHookHandler {
+  const check = app.createRateLimit({
     max,
     timeWindow: windowMs,
-    keyGenerator: (request: FastifyRequest) => `${name}:ip:${request.ip}`,
+    keyGenerator: (request) => `${name}:ip:${request.ip}`,
+  })
+  return async (request, reply) => {
+    const outcome = await check(request)
+    if (outcome.isAllowed || !outcome.isExceeded) return
+    const seconds = retryAfterSeconds(outcome.ttl)
+    reply.header('retry-after', String(seconds))
+    throw errors.rateLimited(seconds)
   }
 }

@@ -1,6 +1,6 @@
 import { expect } from 'vitest'
 import type { Executor } from '../../src/db/types.js'
-import type { TestApp } from './app.js'
+import type { ApiClient, TestApp } from './app.js'
 import { type EventEnvelope, uniq } from './assertions.js'
 
 /**
@@ -70,4 +70,35 @@ const ENVELOPE_KEYS = ['object', 'id', 'type', 'api_version', 'livemode', 'creat
 /** The types of `eventsOf`, oldest first. */
 export async function eventTypes(t: TestApp, accountId: string, livemode?: boolean) {
   return (await eventsOf(t, accountId, livemode)).map((e) => e.type)
+}
+
+/** A device paired through the API: the device as pairing answered it, and a client of its key. */
+export interface PairedDevice {
+  device: { id: string; code: string; paired: boolean; require_pin: boolean }
+  secret: string
+  keyId: string
+  api: ApiClient
+}
+
+/**
+ * Creates a device with the owner's key (`body` adds to its code), makes a pairing code and pairs
+ * it with no key, as a kiosk does.
+ */
+export async function pairedDevice(
+  t: TestApp,
+  owner: ApiClient,
+  body: Record<string, unknown> = {},
+): Promise<PairedDevice> {
+  const created = await owner.post<{ id: string }>('/v1/devices', { code: uniq('gate'), ...body })
+  expect(created.status, JSON.stringify(created.body)).toBe(201)
+  const code = await owner.post<{ code: string }>(`/v1/devices/${created.body.id}/pairing-codes`)
+  expect(code.status, JSON.stringify(code.body)).toBe(201)
+  const pairing = await t
+    .client(undefined)
+    .post<{ device: PairedDevice['device']; key: { id: string; secret: string } }>('/v1/device-pairings', {
+      code: code.body.code,
+    })
+  expect(pairing.status, JSON.stringify(pairing.body)).toBe(201)
+  const { device, key } = pairing.body
+  return { device, secret: key.secret, keyId: key.id, api: t.client(key.secret) }
 }

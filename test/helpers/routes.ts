@@ -11,6 +11,8 @@ export interface RegisteredRoute {
   scope: Scope | Scope[] | undefined
   /** `config.public`: served without a key. */
   public: boolean
+  /** `config.deviceKey`: whether a device key may call it (`also`, `only`) or not (undefined). */
+  deviceKey: 'also' | 'only' | undefined
 }
 
 const routesByApp = new WeakMap<FastifyInstance, RegisteredRoute[]>()
@@ -23,9 +25,19 @@ diagnostics.subscribe('fastify.initialization', (message) => {
   const routes: RegisteredRoute[] = []
   routesByApp.set(fastify, routes)
   fastify.addHook('onRoute', (route) => {
-    const config = (route.config ?? {}) as { scope?: Scope | Scope[]; public?: boolean }
+    const config = (route.config ?? {}) as {
+      scope?: Scope | Scope[]
+      public?: boolean
+      deviceKey?: 'also' | 'only'
+    }
     for (const method of [route.method].flat()) {
-      routes.push({ method, url: route.url, scope: config.scope, public: config.public === true })
+      routes.push({
+        method,
+        url: route.url,
+        scope: config.scope,
+        public: config.public === true,
+        deviceKey: config.deviceKey,
+      })
     }
   })
 })

@@ -79,6 +79,11 @@ const REQUESTS: Record<string, PrepareRequest> = {
     body: { name: 'N' },
   }),
   'DELETE /v1/devices/:id': async (api) => ({ path: `/v1/devices/${(await device(api)).id}` }),
+  'POST /v1/devices/:id/pairing-codes': async (api) => ({
+    path: `/v1/devices/${(await device(api)).id}/pairing-codes`,
+  }),
+  'POST /v1/devices/:id/unpair': async (api) => ({ path: `/v1/devices/${(await device(api)).id}/unpair` }),
+  'GET /v1/devices/current': async () => ({ path: '/v1/devices/current' }),
 
   'POST /v1/sessions': async (api) => ({ path: '/v1/sessions', body: await sessionBody(api) }),
   'GET /v1/sessions': async () => ({ path: '/v1/sessions' }),
@@ -90,13 +95,13 @@ const REQUESTS: Record<string, PrepareRequest> = {
   'DELETE /v1/sessions/:id': async (api) => ({ path: `/v1/sessions/${await session(api)}` }),
   'GET /v1/sessions/:id/revisions': async (api) => ({ path: `/v1/sessions/${await session(api)}/revisions` }),
 
-  'POST /v1/scans': async (api) => ({
+  'POST /v1/scans': async (api, paired) => ({
     path: '/v1/scans',
-    body: { operator_id: await operator(api), device_id: (await device(api)).code },
+    body: { operator_id: await operator(api), device_id: paired.code },
   }),
-  'POST /v1/scans/batch': async (api) => ({
+  'POST /v1/scans/batch': async (api, paired) => ({
     path: '/v1/scans/batch',
-    body: { scans: [{ operator_id: await operator(api), device_id: (await device(api)).code }] },
+    body: { scans: [{ operator_id: await operator(api), device_id: paired.code }] },
   }),
   'GET /v1/scans': async () => ({ path: '/v1/scans' }),
   'GET /v1/scans/:id': async (api) => ({ path: `/v1/scans/${await scan(api)}` }),
@@ -177,7 +182,7 @@ describe('security of every /v1 route', () => {
   })
 
   it.each(Object.entries(REQUESTS))(
-    '%s: 401 without a key, 403 without its scope, 404 in the wrong mode or account',
+    '%s: 401 without a key, 403 without its scope or with a device key, 404 in the wrong mode or account',
     async (name, prepare) => {
       const route = guarded().find((r) => `${r.method} ${r.url}` === name)
       expect(route, `${name} is a route of the app`).toBeDefined()

@@ -74,7 +74,8 @@ export async function deviceRoutes(instance: FastifyInstance): Promise<void> {
   app.post(
     '/v1/device-pairings',
     {
-      config: { public: true, rateLimit: perAddressLimit('pairing', PAIRINGS_PER_MINUTE, 60_000) },
+      config: { public: true },
+      onRequest: perAddressLimit(instance, 'pairing', PAIRINGS_PER_MINUTE, 60_000),
       schema: {
         tags,
         summary: 'Pair a device with a pairing code (no key; at most 10 a minute per address)',

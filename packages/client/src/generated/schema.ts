@@ -4,6 +4,62 @@
  */
 
 export interface paths {
+  '/v1/device-pairings': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Pair a device with a pairing code (no key; at most 10 a minute per address)
+     * @description An unknown, used or expired code: 422 `invalid_pairing_code`. The device's previous key is revoked. Emits `device.updated`.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description The pairing code; the dash is optional. */
+            code: string
+          }
+        }
+      }
+      responses: {
+        /** @description The device and its key; the secret is shown this once. */
+        201: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': components['schemas']['DevicePairing']
+          }
+        }
+        400: components['responses']['BadRequest']
+        413: components['responses']['PayloadTooLarge']
+        415: components['responses']['UnsupportedMediaType']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/v1/devices': {
     parameters: {
       query?: never
@@ -112,6 +168,55 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/v1/devices/current': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * A device key's own device, its location, the service's clock and the PIN key
+     * @description A device key only: an API key gets 403 `insufficient_scope`.
+     */
+    get: {
+      parameters: {
+        query?: never
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description The device as its key sees it. */
+        200: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': components['schemas']['CurrentDevice']
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+      }
+    }
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/v1/devices/{id}': {
     parameters: {
       query?: never
@@ -155,7 +260,7 @@ export interface paths {
     }
     put?: never
     post?: never
-    /** Delete a device (sessions that refer to it stay readable) */
+    /** Delete a device (sessions that refer to it stay readable; its key is revoked) */
     delete: {
       parameters: {
         query?: never
@@ -209,6 +314,8 @@ export interface paths {
             /** @description The location the device stands at. */
             location_id?: string | null
             name?: string | null
+            /** @description Scans at this device need the operator's PIN. */
+            require_pin?: boolean
           }
         }
       }
@@ -238,6 +345,111 @@ export interface paths {
         500: components['responses']['InternalError']
       }
     }
+    trace?: never
+  }
+  '/v1/devices/{id}/pairing-codes': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /** Make a code that pairs the device once (valid 10 minutes) */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path: {
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description The code, shown this once. */
+        201: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': components['schemas']['DevicePairingCode']
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
+        413: components['responses']['PayloadTooLarge']
+        415: components['responses']['UnsupportedMediaType']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/devices/{id}/unpair': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Unpair a device: its key is revoked (refused within 5 s)
+     * @description Emits `device.updated` when the device was paired.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path: {
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description The device, no longer paired. */
+        200: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': components['schemas']['Device']
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
+        413: components['responses']['PayloadTooLarge']
+        415: components['responses']['UnsupportedMediaType']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
     trace?: never
   }
   '/v1/events': {
@@ -713,6 +925,8 @@ export interface paths {
             name?: string | null
             /** @description The operator's pay rule (`pr_…`); null: the account's default rule, if any. */
             pay_rule_id?: string | null
+            /** @description The PIN a device that requires one asks for: 4 to 8 digits; null clears it. Never returned (`has_pin`). */
+            pin?: string | null
           }
         }
       }
@@ -850,6 +1064,8 @@ export interface paths {
             name?: string | null
             /** @description The operator's pay rule (`pr_…`); null: the account's default rule, if any. */
             pay_rule_id?: string | null
+            /** @description The PIN a device that requires one asks for: 4 to 8 digits; null clears it. Never returned (`has_pin`). */
+            pin?: string | null
           }
         }
       }
@@ -1558,12 +1774,18 @@ export interface paths {
       requestBody: {
         content: {
           'application/json': {
+            /** @description Made by the device when it captures the scan: a second scan with the same id from the same device answers the first one's scan and changes nothing, however late it comes. */
+            client_scan_id?: string
             /** @description The device's code. */
             device_id: string
             /** @description `auto` checks out with an open session and in otherwise (never a break); `in` and `out` force it; `break_start` opens an unpaid break in the open session, `break_end` ends the break going on. */
             direction?: 'auto' | 'in' | 'out' | 'break_start' | 'break_end'
             operator_id?: string
             operator_ident?: string
+            /** @description The operator's PIN, at a device with `require_pin` (missing: 422 `missing_param`; wrong: 422 `invalid_pin`; 5 wrong in a row: 429 `pin_locked` for 15 minutes). */
+            pin?: string
+            /** @description A PIN captured offline: its UTF-8 bytes encrypted with RSA-OAEP (SHA-256) to the device's `pin_key`, base64url without padding. */
+            pin_ciphertext?: string
             /** @description ISO-8601 with a zone; default now. At most 5 minutes after the server's clock (422 `time_in_future`: a device clock far ahead would open a session that blocks every real scan). A time before the record has moved on (earlier than the open session's check-in, inside a completed session) is flagged `out_of_order`: a device that was offline must not make overlapping sessions. */
             time?: string
           }
@@ -1626,15 +1848,23 @@ export interface paths {
           'application/json': {
             /** @description 1 to 500 scans, each as `POST /v1/scans` takes it; applied in `time` order. */
             scans: {
+              /** @description Made by the device when it captures the scan: a second scan with the same id from the same device answers the first one's scan and changes nothing, however late it comes. */
+              client_scan_id?: string
               /** @description The device's code. */
               device_id: string
               /** @description `auto` checks out with an open session and in otherwise (never a break); `in` and `out` force it; `break_start` opens an unpaid break in the open session, `break_end` ends the break going on. */
               direction?: 'auto' | 'in' | 'out' | 'break_start' | 'break_end'
               operator_id?: string
               operator_ident?: string
+              /** @description The operator's PIN, at a device with `require_pin` (missing: 422 `missing_param`; wrong: 422 `invalid_pin`; 5 wrong in a row: 429 `pin_locked` for 15 minutes). */
+              pin?: string
+              /** @description A PIN captured offline: its UTF-8 bytes encrypted with RSA-OAEP (SHA-256) to the device's `pin_key`, base64url without padding. */
+              pin_ciphertext?: string
               /** @description ISO-8601 with a zone; default now. At most 5 minutes after the server's clock (422 `time_in_future`: a device clock far ahead would open a session that blocks every real scan). A time before the record has moved on (earlier than the open session's check-in, inside a completed session) is flagged `out_of_order`: a device that was offline must not make overlapping sessions. */
               time?: string
             }[]
+            /** @description The sending device's clock as it stamped the scans (ISO-8601 with a zone). More than 2 minutes off the service's clock: every scan's `time` moves by the difference, recorded as its `clock_skew_ms`. */
+            sent_at?: string
           }
         }
       }
@@ -1673,6 +1903,7 @@ export interface paths {
                       | 'body_too_large'
                       | 'unsupported_media_type'
                       | 'missing_scope'
+                      | 'device_mismatch'
                       | 'route_not_found'
                       | 'resource_missing'
                       | 'duplicate_ident'
@@ -1710,7 +1941,10 @@ export interface paths {
                       | 'invalid_timezone'
                       | 'invalid_event_type'
                       | 'invalid_url'
+                      | 'invalid_pairing_code'
+                      | 'invalid_pin'
                       | 'rate_limited'
+                      | 'pin_locked'
                       | 'not_ready'
                     message: string
                     /** @description The offending parameter, when applicable. */
@@ -4768,6 +5002,31 @@ export interface webhooks {
 }
 export interface components {
   schemas: {
+    /** @description What a device key learns of its own device. */
+    CurrentDevice: {
+      device: components['schemas']['Device']
+      location: components['schemas']['Location'] | null
+      /** @enum {string} */
+      object: 'current_device'
+      /** @description Encrypt a PIN captured offline to this key: RSA-OAEP with SHA-256 over its UTF-8 bytes, sent as `pin_ciphertext` (base64url, no padding). */
+      pin_key: {
+        /** @enum {string} */
+        alg: 'RSA-OAEP-256'
+        e: string
+        kid: string
+        /** @enum {string} */
+        kty: 'RSA'
+        n: string
+        /** @enum {string} */
+        use: 'enc'
+      }
+      require_pin: boolean
+      /**
+       * Format: date-time
+       * @description The service's clock.
+       */
+      server_time: string
+    }
     /** @description The answer of deleting a device. */
     DeletedDevice: {
       /** @enum {boolean} */
@@ -4818,16 +5077,50 @@ export interface components {
       created: string
       /** @description Prefix `dev_`. */
       id: string
+      /** @description The last request of the device's key, to the minute; null: never seen. */
+      last_seen_at: string | null
       livemode: boolean
       location_id: string | null
       name: string | null
       /** @enum {string} */
       object: 'device'
+      /** @description It holds a device key (pairing makes one; unpairing revokes it). */
+      paired: boolean
+      /** @description Scans at this device need the operator's PIN. */
+      require_pin: boolean
       /**
        * Format: date-time
        * @description UTC, ISO-8601 with milliseconds.
        */
       updated: string
+    }
+    /** @description A paired device and its key (the device's previous key is revoked). */
+    DevicePairing: {
+      device: components['schemas']['Device']
+      key: {
+        /** @description Prefix `key_`. */
+        id: string
+        livemode: boolean
+        /** @description `dk_test_…` or `dk_live_…`, shown this once. */
+        secret: string
+      }
+      /** @enum {string} */
+      object: 'device_pairing'
+    }
+    /** @description A code that pairs a device once. */
+    DevicePairingCode: {
+      /** @description Eight characters without 0, O, 1 or I, shown as `XXXX-XXXX`; single use, valid 10 minutes. A new code voids the earlier unused ones. */
+      code: string
+      /** @description The device's code. */
+      device_id: string
+      /**
+       * Format: date-time
+       * @description UTC, ISO-8601 with milliseconds.
+       */
+      expires_at: string
+      livemode: boolean
+      /** @enum {string} */
+      object: 'device_pairing_code'
     }
     /** @description Every error answer has this body. */
     ErrorEnvelope: {
@@ -4850,6 +5143,7 @@ export interface components {
           | 'body_too_large'
           | 'unsupported_media_type'
           | 'missing_scope'
+          | 'device_mismatch'
           | 'route_not_found'
           | 'resource_missing'
           | 'duplicate_ident'
@@ -4887,7 +5181,10 @@ export interface components {
           | 'invalid_timezone'
           | 'invalid_event_type'
           | 'invalid_url'
+          | 'invalid_pairing_code'
+          | 'invalid_pin'
           | 'rate_limited'
+          | 'pin_locked'
           | 'not_ready'
         message: string
         /** @description The offending parameter, when applicable. */
@@ -4962,6 +5259,8 @@ export interface components {
        */
       created: string
       employee_id: string | null
+      /** @description A PIN is set (the PIN itself is never shown). */
+      has_pin: boolean
       /** @description Prefix `op_`. */
       id: string
       ident: string
@@ -5080,6 +5379,10 @@ export interface components {
     }
     /** @description A badge scan at a device and what it did. */
     Scan: {
+      /** @description The device's own id of the scan, when it sent one. */
+      client_scan_id: string | null
+      /** @description The correction applied to the device's clock (a batch's `sent_at` more than 2 minutes off the service's); null: none. */
+      clock_skew_ms: number | null
       /**
        * Format: date-time
        * @description UTC, ISO-8601 with milliseconds.
@@ -5112,6 +5415,8 @@ export interface components {
       object: 'scan'
       operator_id: string
       operator_ident: string
+      /** @description The operator's name when scanned: what the clock shows the worker. */
+      operator_name: string | null
       result: 'checked_in' | 'checked_out' | 'break_started' | 'break_ended' | 'flagged'
       /** @description The session opened, completed or whose break started or ended (or closed, for max_shift_exceeded); null for other flags. */
       session_id: string | null
@@ -5387,7 +5692,7 @@ export interface components {
         'application/json': components['schemas']['ErrorEnvelope']
       }
     }
-    /** @description The key lacks the scope of this route (`insufficient_scope`). Codes: `missing_scope`. */
+    /** @description The key lacks the scope of this route (`insufficient_scope`). Codes: `missing_scope`, `device_mismatch`. */
     Forbidden: {
       headers: {
         'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
@@ -5454,7 +5759,7 @@ export interface components {
         'application/json': components['schemas']['ErrorEnvelope']
       }
     }
-    /** @description Too many requests for this key; retry after `Retry-After` seconds. Codes: `rate_limited`. */
+    /** @description Too many requests for this key; retry after `Retry-After` seconds. Codes: `rate_limited`, `pin_locked`. */
     RateLimited: {
       headers: {
         'Retry-After': components['headers']['Retry-After']
@@ -5494,7 +5799,7 @@ export interface components {
         'application/json': components['schemas']['ErrorEnvelope']
       }
     }
-    /** @description A parameter failed validation (`validation_error`; `code` and `param` say which and why), including a reference that does not resolve. Codes: `missing_param`, `unknown_param`, `invalid_type`, `invalid_value`, `invalid_timestamp`, `invalid_time_range`, `time_in_future`, `break_exceeds_duration`, `conflicting_params`, `conflicting_param`, `invalid_break`, `invalid_date_range`, `cross_mode_reference`, `unknown_operator`, `unknown_device`, `unknown_location`, `ambiguous_location`, `unknown_pay_rule`, `invalid_timezone`, `invalid_event_type`, `invalid_url`. */
+    /** @description A parameter failed validation (`validation_error`; `code` and `param` say which and why), including a reference that does not resolve. Codes: `missing_param`, `unknown_param`, `invalid_type`, `invalid_value`, `invalid_timestamp`, `invalid_time_range`, `time_in_future`, `break_exceeds_duration`, `conflicting_params`, `conflicting_param`, `invalid_break`, `invalid_date_range`, `cross_mode_reference`, `unknown_operator`, `unknown_device`, `unknown_location`, `ambiguous_location`, `unknown_pay_rule`, `invalid_timezone`, `invalid_event_type`, `invalid_url`, `invalid_pairing_code`, `invalid_pin`. */
     ValidationError: {
       headers: {
         'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
