@@ -31,8 +31,15 @@ export const Device = Type.Object(
 )
 export type Device = Static<typeof Device>
 
+const requirePin = Type.Boolean({ description: "Scans at this device need the operator's PIN (default false)." })
+
 export const CreateDeviceBody = Type.Object(
-  { code, name: Type.Optional(name), location_id: Type.Optional(locationId) },
+  {
+    code,
+    name: Type.Optional(name),
+    location_id: Type.Optional(locationId),
+    require_pin: Type.Optional(requirePin),
+  },
   { additionalProperties: false },
 )
 export type CreateDeviceBody = Static<typeof CreateDeviceBody>

@@ -72,7 +72,7 @@ export async function createDevice(trx: Trx, auth: AuthContext, input: CreateDev
     location_id: (await locationIdOf(trx, auth, input.location_id)) ?? null,
     paired: 0 as const,
     last_seen_at: null,
-    require_pin: 0 as const,
+    require_pin: toFlag(input.require_pin ?? false),
   }
   return createResource(trx, auth, devices, fields, 'device.created')
 }
