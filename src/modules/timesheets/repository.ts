@@ -174,25 +174,42 @@ export async function countTimesheetEntries(
   auth: AuthContext,
   f: TimesheetFilters,
   groupBy: 'day' | 'week',
+  /**
+   * Weeks: set when some pay rule starts its workweek on another day than Monday (each operator's
+   * week then starts on its rule's day, else `defaultStart`, the default rule's); unset, every week
+   * is an ISO week and the operators' rules need not be read.
+   */
+  workweeks?: { defaultStart: string },
 ): Promise<number> {
   const postgres = db.getExecutor().adapter instanceof PostgresAdapter
+  // Days from Monday to the operator's workweek start: weeks are numbered from 0001-01-01, a Monday,
+  // shifted by it.
+  const offset = workweeks
+    ? sql`case coalesce(r.workweek_start, ${workweeks.defaultStart}) when 'tuesday' then 1 when 'wednesday' then 2 when 'thursday' then 3 when 'friday' then 4 when 'saturday' then 5 when 'sunday' then 6 else 0 end`
+    : sql`0`
   const period =
     groupBy === 'day'
-      ? sql`work_date`
+      ? sql`s.work_date`
       : postgres
-        ? sql`(cast(work_date as date) - date '0001-01-01') / 7`
-        : sql`cast((julianday(work_date) - julianday('0001-01-01')) / 7 as integer)`
+        ? sql`(cast(s.work_date as date) - date '0001-01-01' - ${offset}) / 7`
+        : sql`cast((julianday(s.work_date) - julianday('0001-01-01') - ${offset}) / 7 as integer)`
   const groups = db
-    .selectFrom('sessions')
+    .selectFrom('sessions as s')
+    .$if(workweeks !== undefined && groupBy === 'week', (q) =>
+      q
+        .leftJoin('operators as o', 'o.id', 's.operator_id')
+        .leftJoin('pay_rules as r', 'r.id', 'o.pay_rule_id'),
+    )
     .select(sql<number>`1`.as('one'))
-    .where((eb) => eb.and(ownedBy(auth)))
-    .where('deleted_at', 'is', null)
-    .where('work_date', '>=', f.from)
-    .where('work_date', '<=', f.to)
-    .$if(f.operator_id !== undefined, (q) => q.where('operator_id', '=', f.operator_id ?? ''))
-    .$if(f.location_id !== undefined, (q) => q.where('location_id', '=', f.location_id ?? ''))
+    .where('s.account_id', '=', auth.accountId)
+    .where('s.livemode', '=', auth.livemode ? 1 : 0)
+    .where('s.deleted_at', 'is', null)
+    .where('s.work_date', '>=', f.from)
+    .where('s.work_date', '<=', f.to)
+    .$if(f.operator_id !== undefined, (q) => q.where('s.operator_id', '=', f.operator_id ?? ''))
+    .$if(f.location_id !== undefined, (q) => q.where('s.location_id', '=', f.location_id ?? ''))
     // Period first: the order of sessions_work_date (work_date, operator_ident), read alone.
-    .groupBy([period, sql`operator_ident`])
+    .groupBy([period, sql`s.operator_ident`])
   const row = await db
     .selectFrom(groups.as('g'))
     .select(sql<number | string>`count(*)`.as('n'))

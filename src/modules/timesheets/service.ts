@@ -434,7 +434,11 @@ export async function timesheetCsv(
   batch = CSV_BATCH,
 ): Promise<{ rows: number; stream: Readable }> {
   // For a download's progress only: sessions written while it streams may change the real count.
-  const rows = await countTimesheetEntries(db, auth, query, query.groupBy)
+  const rules = query.groupBy === 'week' ? await listAllPayRules(db, auth) : []
+  const workweeks = rules.some((r) => r.workweek_start !== 'monday')
+    ? { defaultStart: rules.find((r) => r.is_default)?.workweek_start ?? 'monday' }
+    : undefined
+  const rows = await countTimesheetEntries(db, auth, query, query.groupBy, workweeks)
   const entries = timesheetTotals(db, auth, query, undefined, batch)
   const first = await entries.next()
   async function* chunks(): AsyncGenerator<string> {

@@ -155,6 +155,13 @@ describe('timesheets under pay rules over HTTP', () => {
       ['MON-1', '2026-10-05', 40, 0],
       ['SUN-1', '2026-10-04', 50, 10],
     ])
+    // The CSV's row count (for a progress bar) counts each worker's own weeks: 3, where ISO weeks
+    // would make SUN-1's Sunday a week of its own (4).
+    const csv = await w.api.get<string>('/v1/timesheets?from=2026-10-04&to=2026-10-08&group_by=week', {
+      accept: 'text/csv',
+    })
+    expect(csv.headers['x-total-count']).toBe('3')
+    expect(csv.raw.body.trim().split('\r\n')).toHaveLength(1 + 3)
   })
 
   it('rounds in the location’s local time and never changes the recorded times', async () => {
