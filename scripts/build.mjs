@@ -77,8 +77,9 @@ export const TARGETS = [
       'package.json',
       'package-lock.json',
     ],
-    // Its asset names are hashes of their contents, so index.html names the build.
-    outputs: ['dist/console/index.html'],
+    // Its asset names are hashes of their contents, so the pages name the build; the kiosk's
+    // service worker, the one file without a hash, stands for itself.
+    outputs: ['dist/console/index.html', 'dist/console/kiosk.html', 'dist/console/kiosk-sw.js'],
     cache: [],
     command: [bin('vite'), 'build', '--config', 'console/vite.config.ts', '--logLevel', 'warn'],
   },

@@ -5,8 +5,9 @@ import { errors } from '../core/errors.js'
 
 /**
  * The manager console: a single-page app (source in console/, built by `vite build` into
- * dist/console/) that calls the public /v1 API from the browser with the key its user pastes. This
- * plugin only serves its files; it has no data of its own and needs no key.
+ * dist/console/) that calls the public /v1 API from the browser with the key its user pastes; and
+ * the time clock's kiosk page, built with it (kiosk.html), which scans with a device key. This
+ * plugin only serves their files; it has no data of its own and needs no key.
  */
 
 /** This file runs from src/http/ under tsx and from dist/src/http/ once compiled. */
@@ -69,22 +70,36 @@ function secure(reply: FastifyReply): FastifyReply {
     .header('referrer-policy', 'no-referrer')
 }
 
+/**
+ * The kiosk's service worker is served from inside the scope it controls, /kiosk (the page answers at
+ * /kiosk and /kiosk/, and only a worker allowed that scope covers both).
+ */
+export const KIOSK_SERVICE_WORKER_PATH = '/kiosk/sw.js'
+export const KIOSK_SCOPE = '/kiosk'
+
 export async function consoleRoutes(app: FastifyInstance): Promise<void> {
   const directory = builtConsoleDirectory()
-  const indexFile = path.join(directory, 'index.html')
-  const index = existsSync(indexFile) ? readFileSync(indexFile) : undefined
+  const read = (name: string) => {
+    const file = path.join(directory, name)
+    return existsSync(file) ? readFileSync(file) : undefined
+  }
+  const index = read('index.html')
+  const kiosk = read('kiosk.html')
+  const kioskWorker = read('kiosk-sw.js')
   const assets = loadAssets(directory)
   const schema = { hide: true }
 
-  const sendIndex = (reply: FastifyReply) => {
-    if (!index) {
+  /** A page names its assets by their hashes, so it must be revalidated to find a new build's. */
+  const sendBuilt = (reply: FastifyReply, file: Buffer | undefined, type: string) => {
+    if (!file) {
       return secure(reply)
         .code(503)
         .type('text/plain; charset=utf-8')
         .send('The console is not built: run `npm run build`.\n')
     }
-    return secure(reply).header('cache-control', 'no-cache').type('text/html; charset=utf-8').send(index)
+    return secure(reply).header('cache-control', 'no-cache').type(type).send(file)
   }
+  const sendIndex = (reply: FastifyReply) => sendBuilt(reply, index, 'text/html; charset=utf-8')
 
   app.get<{ Params: { name: string } }>('/console/assets/:name', { schema }, async (request, reply) => {
     const asset = assets.get(request.params.name)
@@ -95,4 +110,15 @@ export async function consoleRoutes(app: FastifyInstance): Promise<void> {
   // Every other path under /console is a page of the app, which routes in the browser.
   app.get('/console', { schema }, async (_request, reply) => sendIndex(reply))
   app.get('/console/*', { schema }, async (_request, reply) => sendIndex(reply))
+
+  const sendKiosk = (reply: FastifyReply) => sendBuilt(reply, kiosk, 'text/html; charset=utf-8')
+  app.get('/kiosk', { schema }, async (_request, reply) => sendKiosk(reply))
+  app.get('/kiosk/', { schema }, async (_request, reply) => sendKiosk(reply))
+  app.get(KIOSK_SERVICE_WORKER_PATH, { schema }, async (_request, reply) =>
+    sendBuilt(
+      reply.header('service-worker-allowed', KIOSK_SCOPE),
+      kioskWorker,
+      CONTENT_TYPES['.js'] as string,
+    ),
+  )
 }

@@ -1,0 +1,132 @@
+import type { Browser, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { TestApp } from '../helpers/app.js'
+import type { Device, List, Location, Scan } from '../helpers/assertions.js'
+import { accessibilityViolations, chromiumAvailable, launchChromium } from '../helpers/browser.js'
+import { buildConsoleTestApp, consolePage, listen } from '../helpers/console.js'
+
+/** A tablet held sideways at the gate. */
+const TABLET = { name: 'desktop' as const, viewport: { width: 1024, height: 768 } }
+
+type PairingCode = { code: string }
+
+/**
+ * The time clock's kiosk page in Debian's Chromium against the real service: paired with a code made
+ * through the API, then scanning as the workers at a gate would, each check read back over the API.
+ */
+describe.runIf(chromiumAvailable())('the kiosk page at /kiosk', () => {
+  let t: TestApp
+  let base: string
+  let browser: Browser
+  let page: Page
+  let pageErrors: string[]
+  let key: string
+  /** Every scan request the page made, by path. */
+  const scanRequests: string[] = []
+
+  const api = () => t.client(key)
+  const feedback = () => page.getByRole('status')
+  const badge = () => page.getByLabel('Badge or ident')
+
+  async function scansOf(ident: string): Promise<Scan[]> {
+    const all = await api().get<List<Scan>>('/v1/scans?limit=100')
+    expect(all.status).toBe(200)
+    return all.body.data.filter((scan) => scan.operator_ident === ident).reverse()
+  }
+
+  beforeAll(async () => {
+    t = await buildConsoleTestApp()
+    base = await listen(t)
+    key = (await t.key({ mode: 'test' })).secret
+    const location = await api().post<Location>('/v1/locations', {
+      name: 'North gate',
+      timezone: 'Europe/Paris',
+    })
+    expect(location.status).toBe(201)
+    const device = await api().post<Device>('/v1/devices', { code: 'GATE-N', location_id: location.body.id })
+    expect(device.status).toBe(201)
+    for (const [ident, name] of [
+      ['W-001', 'Ada Lovelace'],
+      ['W-002', 'Grace Hopper'],
+      ['W-003', 'Katherine Johnson'],
+    ]) {
+      expect((await api().post('/v1/operators', { ident, name })).status).toBe(201)
+    }
+    browser = await launchChromium()
+    ;({ page, errors: pageErrors } = await consolePage(browser, TABLET))
+    page.on('request', (request) => {
+      const path = new URL(request.url()).pathname
+      if (request.method() === 'POST' && path.startsWith('/v1/scans')) scanRequests.push(path)
+    })
+    // Katherine came in two hours ago, so her scan at the kiosk checks her out (a check-out of a
+    // check-in made at the kiosk would have to wait out the service's 60 s duplicate window).
+    const earlier = await api().post('/v1/scans', {
+      device_id: 'GATE-N',
+      operator_ident: 'W-003',
+      time: new Date(Date.now() - 2 * 3600_000).toISOString(),
+    })
+    expect(earlier.status).toBe(201)
+    const code = await api().post<PairingCode>(`/v1/devices/${device.body.id}/pairing-codes`, {})
+    expect(code.status).toBe(201)
+    await page.goto(`${base}/kiosk/`)
+    expect(await accessibilityViolations(page), 'pairing screen').toEqual([])
+    await page.getByLabel('Pairing code').fill(code.body.code)
+    await page.getByRole('button', { name: 'Pair' }).click()
+    await page.getByRole('heading', { name: 'North gate', level: 1 }).waitFor()
+  })
+
+  afterAll(async () => {
+    await browser?.close()
+    await t?.close()
+  })
+
+  it('keeps the device key in IndexedDB, never in the address or in web storage', async () => {
+    expect(page.url()).toBe(`${base}/kiosk/`)
+    expect(await page.evaluate<number>('localStorage.length + sessionStorage.length')).toBe(0)
+    const stored = await page.evaluate<string>(`new Promise((resolve, reject) => {
+      const open = indexedDB.open('attendance-kiosk')
+      open.onerror = () => reject(open.error)
+      open.onsuccess = () => {
+        const get = open.result.transaction('settings').objectStore('settings').get('pairing')
+        get.onsuccess = () => resolve(JSON.stringify(get.result))
+      }
+    })`)
+    expect(JSON.parse(stored)).toEqual({ secret: expect.stringMatching(/^dk_test_/), deviceCode: 'GATE-N' })
+  })
+
+  it('scans a worker in and out online; the feedback names the worker (scenario 1)', async () => {
+    expect(await accessibilityViolations(page), 'idle screen').toEqual([])
+    await badge().fill('W-001')
+    await page.keyboard.press('Enter')
+    await expect.poll(() => feedback().innerText()).toMatch(/Ada Lovelace\s+IN\s+\d{2}:\d{2}/)
+    expect(await accessibilityViolations(page), 'feedback').toEqual([])
+    await badge().fill('W-003')
+    await page.getByRole('button', { name: 'Check in or out' }).click()
+    await expect.poll(() => feedback().innerText()).toMatch(/Katherine Johnson\s+OUT\s+\d{2}:\d{2}/)
+
+    const recorded = [...(await scansOf('W-001')), ...(await scansOf('W-003')).slice(1)]
+    expect(
+      recorded.map((scan) => [scan.operator_ident, scan.result, scan.device_id, scan.direction]),
+    ).toEqual([
+      ['W-001', 'checked_in', 'GATE-N', 'auto'],
+      ['W-003', 'checked_out', 'GATE-N', 'auto'],
+    ])
+    for (const scan of recorded) expect(scan).toMatchObject({ client_scan_id: expect.any(String) })
+    expect(pageErrors).toEqual([])
+  })
+
+  it('sends one scan for the same badge entered twice within 10 s (scenario 4)', async () => {
+    const before = scanRequests.length
+    await badge().fill('W-002')
+    await page.keyboard.press('Enter')
+    await badge().fill('W-002')
+    await page.keyboard.press('Enter')
+    await expect
+      .poll(() => feedback().innerText())
+      .toMatch(/Grace Hopper\s+IN[\s\S]*Already recorded \d+ s ago/)
+    expect(scanRequests.slice(before)).toEqual(['/v1/scans'])
+    expect((await scansOf('W-002')).map((scan) => scan.result)).toEqual(['checked_in'])
+    expect(await accessibilityViolations(page), 'repeat feedback').toEqual([])
+    expect(pageErrors).toEqual([])
+  })
+})
