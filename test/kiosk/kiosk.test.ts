@@ -49,6 +49,9 @@ describe.runIf(chromiumAvailable())('the kiosk page at /kiosk', () => {
       ['W-001', 'Ada Lovelace'],
       ['W-002', 'Grace Hopper'],
       ['W-003', 'Katherine Johnson'],
+      ['W-004', 'Dorothy Vaughan'],
+      ['W-005', 'Mary Jackson'],
+      ['W-006', 'Annie Easley'],
     ]) {
       expect((await api().post('/v1/operators', { ident, name })).status).toBe(201)
     }
@@ -128,5 +131,51 @@ describe.runIf(chromiumAvailable())('the kiosk page at /kiosk', () => {
     expect((await scansOf('W-002')).map((scan) => scan.result)).toEqual(['checked_in'])
     expect(await accessibilityViolations(page), 'repeat feedback').toEqual([])
     expect(pageErrors).toEqual([])
+  })
+
+  it('queues scans offline, keeps them through a reload, and syncs them once each in order (scenario 2)', async () => {
+    const context = page.context()
+    // The shell must be kept before the network goes: the service worker is active once it is.
+    await page.evaluate('navigator.serviceWorker.ready.then(() => true)')
+    // Both: a service worker's own requests escape setOffline, and the route aborts them too.
+    await context.setOffline(true)
+    await context.route('**/*', (route) => route.abort())
+    for (const ident of ['W-004', 'W-005', 'W-006']) {
+      await badge().fill(ident)
+      await page.keyboard.press('Enter')
+      await expect.poll(() => feedback().innerText()).toMatch(new RegExp(`${ident}\\s+Saved, will sync`))
+    }
+    await page.getByText('3 scans waiting to sync').waitFor()
+
+    await page.reload()
+    await page.getByRole('heading', { name: 'North gate', level: 1 }).waitFor()
+    await page.getByText('3 scans waiting to sync').waitFor()
+    const queued = JSON.parse(
+      await page.evaluate<string>(`new Promise((resolve, reject) => {
+        const open = indexedDB.open('attendance-kiosk')
+        open.onerror = () => reject(open.error)
+        open.onsuccess = () => {
+          const all = open.result.transaction('queue').objectStore('queue').getAll()
+          all.onsuccess = () => resolve(JSON.stringify(all.result))
+        }
+      })`),
+    ) as Array<{ operator_ident: string; client_scan_id: string; time: string }>
+    expect(queued.map((scan) => scan.operator_ident)).toEqual(['W-004', 'W-005', 'W-006'])
+    for (const ident of ['W-004', 'W-005', 'W-006']) expect(await scansOf(ident)).toEqual([])
+
+    await context.unroute('**/*')
+    await context.setOffline(false)
+    await page.getByText('waiting to sync').waitFor({ state: 'detached' })
+    const all = await api().get<List<Scan>>('/v1/scans?limit=100')
+    const synced = all.body.data
+      .filter((scan) => ['W-004', 'W-005', 'W-006'].includes(scan.operator_ident))
+      .reverse()
+    expect(
+      synced.map((scan) => [scan.operator_ident, scan.client_scan_id, Date.parse(scan.time), scan.result]),
+    ).toEqual(
+      queued.map((scan) => [scan.operator_ident, scan.client_scan_id, Date.parse(scan.time), 'checked_in']),
+    )
+    // The requests the cut network refused are logged by the browser; nothing else may be.
+    expect(pageErrors.filter((error) => error !== 'Failed to load resource: net::ERR_FAILED')).toEqual([])
   })
 })
