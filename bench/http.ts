@@ -10,7 +10,10 @@
  *   bare               bench/bare-server.ts: Fastify + better-sqlite3 doing the least the two
  *                      requests need (see that file)
  *   service-pg         with BENCH_DATABASE=postgres, the same service on PostgreSQL, in a schema of
- *                      its own (dropped afterwards); printed beside the others
+ *                      its own (dropped afterwards)
+ *   bare-pg            with BENCH_DATABASE=postgres, bench/bare-server-pg.ts: Fastify + `pg` doing the
+ *                      least the two requests need, in a schema of its own too; service-pg is read
+ *                      against it as service is against bare
  *
  * Set-up: the services get a location, a device and BENCH_OPERATORS operators through the API; then
  * every target gets BENCH_PREFILL sessions through `POST /v1/sessions`, so the list reads a table
@@ -18,7 +21,7 @@
  * a warm-up of BENCH_WARMUP_SECONDS per target, then BENCH_ROUNDS rounds; in each round every target
  * is loaded for BENCH_SECONDS in turn (the order rotates from round to round), after waiting until
  * every server process is idle. Reported per kind: each target's req/s per round and median, p50/p99
- * latency (median over rounds), and service/bare per round and its median.
+ * latency (median over rounds), and service/bare (and service-pg/bare-pg) per round and its median.
  *
  * Creates carry a fresh body each (an operator and a day of their own: no two sessions of an
  * operator overlap) and an `Idempotency-Key` on every other request. Any non-2xx answer, socket
@@ -31,7 +34,7 @@
  *   BENCH_PREFILL           sessions created before measuring, default 3000
  *   BENCH_OPERATORS         default 200
  *   BENCH_KINDS             `post,get` (default) or one of them
- *   BENCH_DATABASE          `sqlite` (default) or `postgres` (adds service-pg)
+ *   BENCH_DATABASE          `sqlite` (default) or `postgres` (adds service-pg and bare-pg)
  *   BENCH_POSTGRES_URL      default TEST_POSTGRES_URL or postgres://root@127.0.0.1:5432/test
  *   BENCH_PROFILE           `post` or `get`: profile the service(s) under that load instead (no bare
  *                           target): after the set-up the service restarts under `node --cpu-prof`,
@@ -113,7 +116,13 @@ function median(values: number[]): number {
 
 // ---- targets
 
-type TargetId = 'service' | 'bare' | 'service-pg'
+type TargetId = 'service' | 'bare' | 'service-pg' | 'bare-pg'
+
+/** Each service target and the bare stack on the same database it is read against. */
+const PAIRS = [
+  { service: 'service', bare: 'bare', label: 'service/bare' },
+  { service: 'service-pg', bare: 'bare-pg', label: 'service (PostgreSQL)/bare (PostgreSQL)' },
+] as const
 
 interface Target {
   id: TargetId
@@ -199,16 +208,21 @@ async function startService(id: 'service' | 'service-pg', databaseUrl: string): 
   return target
 }
 
-async function startBare(file: string): Promise<Target> {
+/** A bare stack: bench/bare-server.ts on a SQLite file, or bench/bare-server-pg.ts on a schema. */
+async function startBare(database: { sqlite: string } | { postgres: string }): Promise<Target> {
   const port = await freePort()
   const secret = `sk_test_${randomBytes(24).toString('base64url')}`
+  const [id, script, env] =
+    'sqlite' in database
+      ? (['bare', 'bench/bare-server.ts', { BARE_DATABASE: database.sqlite }] as const)
+      : (['bare-pg', 'bench/bare-server-pg.ts', { BARE_DATABASE_URL: database.postgres }] as const)
   const spawnBare = () =>
-    spawnChild(process.execPath, ['--import', 'tsx', 'bench/bare-server.ts'], {
-      env: { BARE_PORT: String(port), BARE_DATABASE: file, BARE_API_KEY: secret },
+    spawnChild(process.execPath, ['--import', 'tsx', script], {
+      env: { BARE_PORT: String(port), BARE_API_KEY: secret, ...env },
     })
   const target: Target = {
-    id: 'bare',
-    label: 'bare stack',
+    id,
+    label: id === 'bare' ? 'bare stack' : 'bare stack (PostgreSQL)',
     port,
     secret,
     child: spawnBare(),
@@ -467,17 +481,16 @@ function report(targets: Target[], results: KindResult[]): string[] {
           `${outcomes.reduce((s, o) => s + o.ok, 0)} | ${outcomes.reduce((s, o) => s + o.non2xx + o.errors, 0)} |`,
       )
     }
-    const bare = rounds.get('bare')
-    if (!bare) continue
-    for (const id of ['service', 'service-pg'] as const) {
-      const service = rounds.get(id)
-      if (!service) continue
+    for (const pair of PAIRS) {
+      const service = rounds.get(pair.service)
+      const bare = rounds.get(pair.bare)
+      if (!service || !bare) continue
       const ratios = service.map((o, i) => o.reqPerSec / (bare[i]?.reqPerSec ?? Number.NaN))
       // The same comparison by CPU cost (bare's CPU per request ÷ the service's): what the req/s
       // ratio would be with both CPU-bound on a machine of their own. Steadier than req/s on a
       // shared machine, where other jobs take the cores a target would have used.
       const cpuRatios = service.map((o, i) => (bare[i]?.cpuMsPerRequest ?? Number.NaN) / o.cpuMsPerRequest)
-      const label = id === 'service' ? 'service/bare' : 'service (PostgreSQL)/bare'
+      const { label } = pair
       lines.push(
         '',
         `${label} per round: ${ratios.map((r) => r.toFixed(3)).join(', ')} → median **${median(ratios).toFixed(3)}**`,
@@ -504,19 +517,25 @@ async function main(): Promise<number> {
   const profileDir = PROFILE
     ? (process.env.BENCH_PROFILE_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), 'attendance-http-profile-')))
     : undefined
+  const runId = randomBytes(4).toString('hex')
   const postgres =
     DATABASE === 'postgres'
-      ? await benchSchema(POSTGRES_URL, `bench_http_${randomBytes(4).toString('hex')}`, { keep: KEEP, log })
+      ? await benchSchema(POSTGRES_URL, `bench_http_${runId}`, { keep: KEEP, log })
+      : undefined
+  const barePostgres =
+    DATABASE === 'postgres' && !PROFILE
+      ? await benchSchema(POSTGRES_URL, `bench_http_bare_${runId}`, { keep: KEEP, log })
       : undefined
   const targets: Target[] = []
   try {
     targets.push(await startService('service', `sqlite:${path.join(dir, 'service.db')}`))
-    if (!PROFILE) targets.push(await startBare(path.join(dir, 'bare.db')))
+    if (!PROFILE) targets.push(await startBare({ sqlite: path.join(dir, 'bare.db') }))
     if (postgres) targets.push(await startService('service-pg', postgres.url))
+    if (barePostgres) targets.push(await startBare({ postgres: barePostgres.url }))
     log(`targets: ${targets.map((t) => `${t.label} on :${t.port}`).join(', ')}`)
 
     for (const target of targets) {
-      if (target.id !== 'bare') await createWorld(target)
+      if (target.id === 'service' || target.id === 'service-pg') await createWorld(target)
       if (PREFILL > 0) {
         log(`prefill ${target.label}: ${PREFILL} sessions`)
         mustBeClean(target, 'prefill', await load(target, 'post', { amount: PREFILL }))
@@ -569,6 +588,7 @@ async function main(): Promise<number> {
   } finally {
     await killAll()
     if (postgres) await postgres.drop()
+    if (barePostgres) await barePostgres.drop()
     if (KEEP) log(`kept ${dir}`)
     else fs.rmSync(dir, { recursive: true, force: true })
   }
