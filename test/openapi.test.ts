@@ -39,6 +39,8 @@ interface Document {
 
 const toTemplate = (url: string) => url.replace(/:([A-Za-z_]+)/g, '{$1}')
 const BODY_METHODS = ['POST', 'PATCH', 'DELETE']
+/** The /v1 routes served without a key: the document itself, and pairing a device with its code. */
+const PUBLIC_PATHS = ['/v1/openapi.json', '/v1/device-pairings']
 /** The POSTs that run through the idempotent create runner. */
 const IDEMPOTENT = [
   'POST /v1/operators',
@@ -142,7 +144,7 @@ describe('the OpenAPI document', () => {
     for (const { path, method, operation } of operations()) {
       const where = `${method} ${path}`
       const statuses = Object.keys(operation.responses)
-      const isPublic = path === '/v1/openapi.json'
+      const isPublic = PUBLIC_PATHS.includes(path)
       const expected = ['400', '422', '429', '500']
       if (!isPublic) expected.push('401', '403')
       if (path.includes('{')) expected.push('404')
@@ -174,11 +176,11 @@ describe('the OpenAPI document', () => {
     })
   })
 
-  it('declares the bearer key scheme for every route but the public document', () => {
+  it('declares the bearer key scheme for every route but the public ones', () => {
     expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' })
     expect(doc.security).toEqual([{ bearerAuth: [] }])
     for (const { path, method, operation } of operations()) {
-      if (path === '/v1/openapi.json') expect(operation.security, `${method} ${path}`).toEqual([])
+      if (PUBLIC_PATHS.includes(path)) expect(operation.security, `${method} ${path}`).toEqual([])
       else expect(operation.security, `${method} ${path}`).toBeUndefined()
     }
   })
@@ -452,6 +454,7 @@ describe('response conformance (the check every ApiClient request runs)', () => 
       employee_id: null,
       is_active: true,
       pay_rule_id: null,
+      has_pin: false,
       livemode: false,
       created: '2026-01-01T00:00:00.000Z',
       updated: '2026-01-01T00:00:00.000Z',

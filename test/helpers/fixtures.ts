@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto'
 import { expect } from 'vitest'
 import type { Executor } from '../../src/db/types.js'
 import type { ApiClient, TestApp } from './app.js'
@@ -93,12 +94,28 @@ export async function pairedDevice(
   expect(created.status, JSON.stringify(created.body)).toBe(201)
   const code = await owner.post<{ code: string }>(`/v1/devices/${created.body.id}/pairing-codes`)
   expect(code.status, JSON.stringify(code.body)).toBe(201)
-  const pairing = await t
-    .client(undefined)
-    .post<{ device: PairedDevice['device']; key: { id: string; secret: string } }>('/v1/device-pairings', {
-      code: code.body.code,
-    })
+  const pairing = await pairFrom<{ device: PairedDevice['device']; key: { id: string; secret: string } }>(
+    t,
+    code.body.code,
+  )
   expect(pairing.status, JSON.stringify(pairing.body)).toBe(201)
   const { device, key } = pairing.body
   return { device, secret: key.secret, keyId: key.id, api: t.client(key.secret) }
+}
+
+/**
+ * `POST /v1/device-pairings` with `code`, sent with no key from `address` (by default one of its own:
+ * each kiosk is a tablet of its own, and the pairing limit counts 10 a minute per address).
+ */
+export function pairFrom<T = Record<string, unknown>>(
+  t: TestApp,
+  code: string,
+  address = `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`,
+) {
+  return t.client(undefined).request<T>({
+    method: 'POST',
+    url: '/v1/device-pairings',
+    payload: { code },
+    remoteAddress: address,
+  })
 }

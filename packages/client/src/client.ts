@@ -1,10 +1,14 @@
 import { AttendanceApiError, AttendanceConnectionError } from './errors.js'
 import type {
+  CurrentDevice,
   DeletedObject,
   Device,
   DeviceCreateParams,
   DeviceList,
   DeviceListParams,
+  DevicePairing,
+  DevicePairingCode,
+  DevicePairParams,
   DeviceUpdateParams,
   Event,
   EventList,
@@ -407,9 +411,10 @@ function describe(error: unknown): string {
 
 function modeOf(apiKey: unknown): Mode {
   if (typeof apiKey !== 'string' || apiKey === '') throw new TypeError('apiKey is required')
-  if (apiKey.startsWith('sk_test_')) return 'test'
-  if (apiKey.startsWith('sk_live_')) return 'live'
-  throw new TypeError('apiKey must start with sk_test_ or sk_live_')
+  // A device key (`dk_…`) too: a kiosk calls its scans and its device through the same client.
+  if (/^(sk|dk)_test_/.test(apiKey)) return 'test'
+  if (/^(sk|dk)_live_/.test(apiKey)) return 'live'
+  throw new TypeError('apiKey must start with sk_test_, sk_live_, dk_test_ or dk_live_')
 }
 
 /** `/v1/operators/op_123`, the id escaped; an empty id would silently address the collection instead. */
@@ -511,6 +516,25 @@ export class Devices extends Resource {
   }
   iterate(params: DeviceListParams = {}, options?: RequestOptions): AsyncIterableIterator<Device> {
     return paginate((page: DeviceListParams) => this.list(page, options), params)
+  }
+  /** `POST /v1/devices/{id}/pairing-codes`: a single-use code, valid 10 minutes; earlier unused ones are void. */
+  createPairingCode(id: string, options?: RequestOptions): Promise<DevicePairingCode> {
+    return this.request('POST', pathOf('/v1/devices', id, '/pairing-codes'), options)
+  }
+  /**
+   * `POST /v1/device-pairings` (needs no key; 10 a minute per address): the device and its key, shown
+   * once; the device's previous key is revoked. A wrong code: `invalid_pairing_code`.
+   */
+  pair(params: DevicePairParams, options?: RequestOptions): Promise<DevicePairing> {
+    return this.request('POST', '/v1/device-pairings', { ...options, body: params })
+  }
+  /** `POST /v1/devices/{id}/unpair`: the device's key is revoked (refused within 5 s). */
+  unpair(id: string, options?: RequestOptions): Promise<Device> {
+    return this.request('POST', pathOf('/v1/devices', id, '/unpair'), options)
+  }
+  /** `GET /v1/devices/current`, with a device key only: its device, location, the clock and the PIN key. */
+  current(options?: RequestOptions): Promise<CurrentDevice> {
+    return this.request('GET', '/v1/devices/current', options)
   }
 }
 

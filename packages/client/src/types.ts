@@ -64,6 +64,13 @@ export type DeviceCreateParams = RequestBodyOf<Operation<'/v1/devices', 'post'>>
 export type DeviceUpdateParams = RequestBodyOf<Operation<'/v1/devices/{id}', 'patch'>>
 export type DeviceListParams = QueryOf<Operation<'/v1/devices', 'get'>>
 export type DeviceList = ResponseOf<Operation<'/v1/devices', 'get'>>
+/** A code that pairs a device once (`XXXX-XXXX`, valid 10 minutes). */
+export type DevicePairingCode = ResponseOf<Operation<'/v1/devices/{id}/pairing-codes', 'post'>>
+export type DevicePairParams = RequestBodyOf<Operation<'/v1/device-pairings', 'post'>>
+/** The paired device and its key, whose secret (`dk_test_…`/`dk_live_…`) is shown only here. */
+export type DevicePairing = ResponseOf<Operation<'/v1/device-pairings', 'post'>>
+/** What a device key learns of its device: its location, the service's clock, the PIN key. */
+export type CurrentDevice = ResponseOf<Operation<'/v1/devices/current', 'get'>>
 
 // Sessions
 export type Session = ResponseOf<Operation<'/v1/sessions/{id}', 'get'>>

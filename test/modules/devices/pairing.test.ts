@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { KEY_CACHE_TTL_MS } from '../../../src/http/auth.js'
 import { type ApiClient, buildTestApp, type TestApp } from '../../helpers/app.js'
 import { type Device, expectError, ISO_MS, type Location, sleep, uniq } from '../../helpers/assertions.js'
-import { eventsOf, freshAccount, pairedDevice } from '../../helpers/fixtures.js'
+import { eventsOf, freshAccount, pairedDevice, pairFrom } from '../../helpers/fixtures.js'
 
 const CODE_SHAPE = /^[2-9A-HJ-NP-Z]{4}-[2-9A-HJ-NP-Z]{4}$/
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
@@ -27,8 +27,6 @@ describe('pairing devices and their keys', () => {
     t = await buildTestApp()
   })
   afterAll(() => t.close())
-
-  const anonymous = () => t.client(undefined)
 
   async function device(api: ApiClient, body: Record<string, unknown> = {}): Promise<Device> {
     const res = await api.post<Device>('/v1/devices', { code: uniq('gate'), ...body })
@@ -81,9 +79,7 @@ describe('pairing devices and their keys', () => {
     const gate = await device(api)
     const code = await pairingCode(api, gate.id)
     // Typed back in lower case without the dash: the same code.
-    const res = await anonymous().post<Pairing>('/v1/device-pairings', {
-      code: code.code.replace('-', '').toLowerCase(),
-    })
+    const res = await pairFrom<Pairing>(t, code.code.replace('-', '').toLowerCase())
     expect(res.status, JSON.stringify(res.body)).toBe(201)
     expect(Object.keys(res.body).sort()).toEqual(['device', 'key', 'object'])
     expect(res.body.object).toBe('device_pairing')
@@ -109,21 +105,16 @@ describe('pairing devices and their keys', () => {
     expect(events[0]?.data.previous_attributes).toMatchObject({ paired: false })
 
     // Single use: the same code again is refused, as an unknown one is.
-    const again = await anonymous().post('/v1/device-pairings', { code: code.code })
+    const again = await pairFrom(t, code.code)
     expectError(again, 422, 'validation_error', 'invalid_pairing_code', 'code')
-    const unknown = await anonymous().post('/v1/device-pairings', { code: 'ABCD-EFGH' })
+    const unknown = await pairFrom(t, 'ABCD-EFGH')
     expect(unknown.body).toMatchObject({
       error: { ...(again.body as { error: object }).error, request_id: expect.any(String) },
     })
     expect((unknown.body as { error: { message: string } }).error.message).toBe(
       (again.body as { error: { message: string } }).error.message,
     )
-    expectError(
-      await anonymous().post('/v1/device-pairings', { code: '0O1I-0O1I' }),
-      422,
-      'validation_error',
-      'invalid_pairing_code',
-    )
+    expectError(await pairFrom(t, '0O1I-0O1I'), 422, 'validation_error', 'invalid_pairing_code')
   })
 
   it('refuses an expired code with the same answer, and a new code voids the earlier unused one', async () => {
@@ -135,21 +126,11 @@ describe('pairing devices and their keys', () => {
       .set({ expires_at: Date.now() - 1 })
       .where('device_id', '=', gate.id)
       .execute()
-    expectError(
-      await anonymous().post('/v1/device-pairings', { code: expired.code }),
-      422,
-      'validation_error',
-      'invalid_pairing_code',
-    )
+    expectError(await pairFrom(t, expired.code), 422, 'validation_error', 'invalid_pairing_code')
     const first = await pairingCode(api, gate.id)
     const second = await pairingCode(api, gate.id)
-    expectError(
-      await anonymous().post('/v1/device-pairings', { code: first.code }),
-      422,
-      'validation_error',
-      'invalid_pairing_code',
-    )
-    expect((await anonymous().post('/v1/device-pairings', { code: second.code })).status).toBe(201)
+    expectError(await pairFrom(t, first.code), 422, 'validation_error', 'invalid_pairing_code')
+    expect((await pairFrom(t, second.code)).status).toBe(201)
   })
 
   it('pairing again revokes the previous key (refused within the key cache TTL)', async () => {
@@ -157,7 +138,7 @@ describe('pairing devices and their keys', () => {
     const first = await pairedDevice(t, api)
     expect((await first.api.get('/v1/devices/current')).status).toBe(200)
     const code = await pairingCode(api, first.device.id)
-    const second = await anonymous().post<Pairing>('/v1/device-pairings', { code: code.code })
+    const second = await pairFrom<Pairing>(t, code.code)
     expect(second.status).toBe(201)
     expect(second.body.key.secret).not.toBe(first.secret)
     expect(await refusedWithinCacheTtl(first.api)).toBeLessThanOrEqual(KEY_CACHE_TTL_MS + 500)
@@ -297,21 +278,14 @@ describe('the pairing rate limit', () => {
   afterAll(() => t.close())
 
   it('refuses an eleventh pairing from one address within a minute, with Retry-After', async () => {
-    const anonymous = t.client(undefined)
+    const tablet = '192.0.2.7'
     for (let i = 0; i < 10; i++) {
-      const res = await anonymous.post('/v1/device-pairings', { code: 'ABCD-EFGH' })
-      expectError(res, 422, 'validation_error', 'invalid_pairing_code')
+      expectError(await pairFrom(t, 'ABCD-EFGH', tablet), 422, 'validation_error', 'invalid_pairing_code')
     }
-    const limited = await anonymous.post('/v1/device-pairings', { code: 'ABCD-EFGH' })
+    const limited = await pairFrom(t, 'ABCD-EFGH', tablet)
     expectError(limited, 429, 'rate_limited', 'rate_limited')
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0)
     // Another address is not limited by this one's attempts.
-    const elsewhere = await t.app.inject({
-      method: 'POST',
-      url: '/v1/device-pairings',
-      payload: { code: 'ABCD-EFGH' },
-      remoteAddress: '10.1.2.3',
-    })
-    expect(elsewhere.statusCode).toBe(422)
+    expectError(await pairFrom(t, 'ABCD-EFGH', '192.0.2.8'), 422, 'validation_error', 'invalid_pairing_code')
   })
 })

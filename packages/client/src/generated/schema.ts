@@ -133,6 +133,8 @@ export interface paths {
             /** @description The location the device stands at. */
             location_id?: string | null
             name?: string | null
+            /** @description Scans at this device need the operator's PIN (default false). */
+            require_pin?: boolean
           }
         }
       }
