@@ -10,6 +10,33 @@ const TABLET = { name: 'desktop' as const, viewport: { width: 1024, height: 768 
 
 type PairingCode = { code: string }
 
+/** A scan as the kiosk's queue keeps it (console/src/kiosk/storage.ts). */
+interface QueuedScan {
+  seq: number
+  client_scan_id: string
+  device_id: string
+  operator_ident: string
+  direction: string
+  time: string
+}
+
+/**
+ * Reads the page's own IndexedDB: a store's `key`, or all of it (an expression string: the test's
+ * TypeScript has no DOM types).
+ */
+async function readKioskStore<T>(page: Page, store: 'settings' | 'queue', key?: string): Promise<T> {
+  const read = key === undefined ? 'getAll()' : `get(${JSON.stringify(key)})`
+  const json = await page.evaluate<string>(`new Promise((resolve, reject) => {
+    const open = indexedDB.open('attendance-kiosk')
+    open.onerror = () => reject(open.error)
+    open.onsuccess = () => {
+      const read = open.result.transaction('${store}').objectStore('${store}').${read}
+      read.onsuccess = () => resolve(JSON.stringify(read.result))
+    }
+  })`)
+  return JSON.parse(json) as T
+}
+
 /**
  * The time clock's kiosk page in Debian's Chromium against the real service: paired with a code made
  * through the API, then scanning as the workers at a gate would, each check read back over the API.
@@ -23,6 +50,8 @@ describe.runIf(chromiumAvailable())('the kiosk page at /kiosk', () => {
   let key: string
   /** Every scan request the page made, by path. */
   const scanRequests: string[] = []
+  /** The body of every batch the page sent. */
+  const batches: Array<{ scans: QueuedScan[]; sent_at: string }> = []
 
   const api = () => t.client(key)
   const feedback = () => page.getByRole('status')
@@ -52,6 +81,8 @@ describe.runIf(chromiumAvailable())('the kiosk page at /kiosk', () => {
       ['W-004', 'Dorothy Vaughan'],
       ['W-005', 'Mary Jackson'],
       ['W-006', 'Annie Easley'],
+      ['W-007', 'Evelyn Boyd Granville'],
+      ['W-008', 'Christine Darden'],
     ]) {
       expect((await api().post('/v1/operators', { ident, name })).status).toBe(201)
     }
@@ -60,6 +91,7 @@ describe.runIf(chromiumAvailable())('the kiosk page at /kiosk', () => {
     page.on('request', (request) => {
       const path = new URL(request.url()).pathname
       if (request.method() === 'POST' && path.startsWith('/v1/scans')) scanRequests.push(path)
+      if (path === '/v1/scans/batch') batches.push(request.postDataJSON())
     })
     // Katherine came in two hours ago, so her scan at the kiosk checks her out (a check-out of a
     // check-in made at the kiosk would have to wait out the service's 60 s duplicate window).
@@ -76,7 +108,8 @@ describe.runIf(chromiumAvailable())('the kiosk page at /kiosk', () => {
     await page.getByLabel('Pairing code').fill(code.body.code)
     await page.getByRole('button', { name: 'Pair' }).click()
     await page.getByRole('heading', { name: 'North gate', level: 1 }).waitFor()
-  })
+    // A build of the console, a browser and a service, on a machine shared with other suites.
+  }, 90_000)
 
   afterAll(async () => {
     await browser?.close()
@@ -86,15 +119,8 @@ describe.runIf(chromiumAvailable())('the kiosk page at /kiosk', () => {
   it('keeps the device key in IndexedDB, never in the address or in web storage', async () => {
     expect(page.url()).toBe(`${base}/kiosk/`)
     expect(await page.evaluate<number>('localStorage.length + sessionStorage.length')).toBe(0)
-    const stored = await page.evaluate<string>(`new Promise((resolve, reject) => {
-      const open = indexedDB.open('attendance-kiosk')
-      open.onerror = () => reject(open.error)
-      open.onsuccess = () => {
-        const get = open.result.transaction('settings').objectStore('settings').get('pairing')
-        get.onsuccess = () => resolve(JSON.stringify(get.result))
-      }
-    })`)
-    expect(JSON.parse(stored)).toEqual({ secret: expect.stringMatching(/^dk_test_/), deviceCode: 'GATE-N' })
+    const stored = await readKioskStore(page, 'settings', 'pairing')
+    expect(stored).toEqual({ secret: expect.stringMatching(/^dk_test_/), deviceCode: 'GATE-N' })
   })
 
   it('scans a worker in and out online; the feedback names the worker (scenario 1)', async () => {
@@ -150,16 +176,7 @@ describe.runIf(chromiumAvailable())('the kiosk page at /kiosk', () => {
     await page.reload()
     await page.getByRole('heading', { name: 'North gate', level: 1 }).waitFor()
     await page.getByText('3 scans waiting to sync').waitFor()
-    const queued = JSON.parse(
-      await page.evaluate<string>(`new Promise((resolve, reject) => {
-        const open = indexedDB.open('attendance-kiosk')
-        open.onerror = () => reject(open.error)
-        open.onsuccess = () => {
-          const all = open.result.transaction('queue').objectStore('queue').getAll()
-          all.onsuccess = () => resolve(JSON.stringify(all.result))
-        }
-      })`),
-    ) as Array<{ operator_ident: string; client_scan_id: string; time: string }>
+    const queued = await readKioskStore<QueuedScan[]>(page, 'queue')
     expect(queued.map((scan) => scan.operator_ident)).toEqual(['W-004', 'W-005', 'W-006'])
     for (const ident of ['W-004', 'W-005', 'W-006']) expect(await scansOf(ident)).toEqual([])
 
@@ -177,5 +194,81 @@ describe.runIf(chromiumAvailable())('the kiosk page at /kiosk', () => {
     )
     // The requests the cut network refused are logged by the browser; nothing else may be.
     expect(pageErrors.filter((error) => error !== 'Failed to load resource: net::ERR_FAILED')).toEqual([])
+  })
+
+  it('sends a scan whose answer was lost again, and the service records it once (scenario 3)', async () => {
+    // The service commits the scan; the page never hears of it.
+    await page.route(
+      '**/v1/scans',
+      async (route) => {
+        await route.fetch()
+        await route.abort()
+      },
+      { times: 1 },
+    )
+    await badge().fill('W-007')
+    await page.keyboard.press('Enter')
+    await expect.poll(() => feedback().innerText()).toMatch(/W-007\s+Saved, will sync/)
+    const [lost] = await readKioskStore<QueuedScan[]>(page, 'queue')
+    expect((await scansOf('W-007')).map((scan) => scan.client_scan_id)).toEqual([lost?.client_scan_id])
+
+    // The next scan sends the queue first: the lost one again, under the same client_scan_id.
+    await badge().fill('W-008')
+    await page.keyboard.press('Enter')
+    await expect.poll(() => feedback().innerText()).toMatch(/Christine Darden\s+IN/)
+    expect(batches.at(-1)?.scans.map((scan) => scan.client_scan_id)).toEqual([lost?.client_scan_id])
+    expect((await scansOf('W-007')).map((scan) => [scan.client_scan_id, scan.result])).toEqual([
+      [lost?.client_scan_id, 'checked_in'],
+    ])
+    expect(await readKioskStore<QueuedScan[]>(page, 'queue')).toEqual([])
+  })
+
+  it('sends 600 queued scans as 500 then 100, oldest first (scenario 6)', async () => {
+    const start = Date.now() - 3600_000
+    // Badges nobody has: each is refused on its own (unknown_operator), and dropped from the queue.
+    const queued = Array.from({ length: 600 }, (_, i) => ({
+      client_scan_id: `bulk-${String(i).padStart(3, '0')}`,
+      device_id: 'GATE-N',
+      operator_ident: `NOBODY-${i}`,
+      direction: 'auto',
+      time: new Date(start + i * 1000).toISOString(),
+    }))
+    await page.evaluate<void>(`new Promise((resolve, reject) => {
+      const open = indexedDB.open('attendance-kiosk')
+      open.onsuccess = () => {
+        const transaction = open.result.transaction('queue', 'readwrite')
+        for (const scan of ${JSON.stringify(queued)}) transaction.objectStore('queue').add(scan)
+        transaction.oncomplete = () => resolve()
+        transaction.onerror = () => reject(transaction.error)
+      }
+    })`)
+    const before = batches.length
+    // Flushed on load.
+    await page.reload()
+    await page.getByText('600 scans refused by the service and dropped.').waitFor({ timeout: 60_000 })
+    const sent = batches.slice(before)
+    expect(sent.map((batch) => batch.scans.length)).toEqual([500, 100])
+    expect(sent.flatMap((batch) => batch.scans.map((scan) => scan.client_scan_id))).toEqual(
+      queued.map((scan) => scan.client_scan_id),
+    )
+    expect(await readKioskStore<QueuedScan[]>(page, 'queue')).toEqual([])
+  }, 90_000)
+
+  it('says the device was unpaired, and keeps the scan it could not send (scenario 7)', async () => {
+    const device = (await api().get<List<Device>>('/v1/devices?code=GATE-N')).body.data[0] as Device
+    expect((await api().post(`/v1/devices/${device.id}/unpair`, {})).status).toBe(200)
+    const { secret } = await readKioskStore<{ secret: string }>(page, 'settings', 'pairing')
+    // A revoked key is refused within 5 s (keys are cached that long).
+    await expect
+      .poll(async () => (await t.client(secret).get('/v1/devices/current')).status, { timeout: 10_000 })
+      .toBe(401)
+    await badge().fill('W-005')
+    await page.keyboard.press('Enter')
+    await page.getByRole('alert').filter({ hasText: 'This device was unpaired' }).waitFor()
+    expect((await readKioskStore<QueuedScan[]>(page, 'queue')).map((scan) => scan.operator_ident)).toEqual([
+      'W-005',
+    ])
+    await page.getByText('1 scan waiting to sync').waitFor()
+    expect(await accessibilityViolations(page), 'unpaired screen').toEqual([])
   })
 })

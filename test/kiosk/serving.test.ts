@@ -5,9 +5,10 @@ import { buildConsoleTestApp } from '../helpers/console.js'
 
 describe('the kiosk page is served at /kiosk', () => {
   let t: TestApp
+  // It may wait for another suite's build of the console (helpers/console.ts builds under a lock).
   beforeAll(async () => {
     t = await buildConsoleTestApp()
-  })
+  }, 90_000)
   afterAll(() => t.close())
 
   const anonymous = () => t.client(undefined)
