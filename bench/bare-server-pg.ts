@@ -44,23 +44,27 @@ const pool = new pg.Pool({
 })
 
 await pool.query(`
-  CREATE TABLE api_keys (
+  CREATE TABLE IF NOT EXISTS api_keys (
     secret_hash text PRIMARY KEY, account_id text COLLATE "C" NOT NULL, livemode integer NOT NULL
   );
-  CREATE TABLE sessions (
+  CREATE TABLE IF NOT EXISTS sessions (
     id text COLLATE "C" PRIMARY KEY, account_id text COLLATE "C" NOT NULL, livemode integer NOT NULL,
     operator_id text COLLATE "C" NOT NULL, operator_ident text NOT NULL, device_code text NOT NULL,
     location_id text COLLATE "C", check_in_at bigint NOT NULL, check_out_at bigint, break_minutes integer NOT NULL,
     notes text, is_flagged integer NOT NULL, flag_reason text, source text NOT NULL, status text NOT NULL,
     deleted_at bigint, created_at bigint NOT NULL, updated_at bigint NOT NULL
   );
-  CREATE INDEX sessions_scope ON sessions (account_id, livemode, id);
-  CREATE TABLE events (
+  CREATE INDEX IF NOT EXISTS sessions_scope ON sessions (account_id, livemode, id);
+  CREATE TABLE IF NOT EXISTS events (
     id text COLLATE "C" PRIMARY KEY, account_id text COLLATE "C" NOT NULL, livemode integer NOT NULL,
     type text NOT NULL, created_at bigint NOT NULL, payload text NOT NULL
   );
 `)
-await pool.query('INSERT INTO api_keys VALUES ($1, $2, 0)', [sha256(API_KEY), 'acct_bare'])
+// IF NOT EXISTS and ON CONFLICT: a restart (bench/http.ts's Target.restart) finds them made.
+await pool.query('INSERT INTO api_keys VALUES ($1, $2, 0) ON CONFLICT DO NOTHING', [
+  sha256(API_KEY),
+  'acct_bare',
+])
 
 const placeholders = (from: number, count: number) =>
   Array.from({ length: count }, (_, i) => `$${from + i}`).join(', ')
