@@ -31,7 +31,9 @@ export const Device = Type.Object(
 )
 export type Device = Static<typeof Device>
 
-const requirePin = Type.Boolean({ description: "Scans at this device need the operator's PIN (default false)." })
+const requirePin = Type.Boolean({
+  description: "Scans at this device need the operator's PIN (default false).",
+})
 
 export const CreateDeviceBody = Type.Object(
   {
