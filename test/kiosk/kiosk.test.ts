@@ -83,6 +83,7 @@ describe.runIf(chromiumAvailable())('the kiosk page at /kiosk', () => {
       ['W-006', 'Annie Easley'],
       ['W-007', 'Evelyn Boyd Granville'],
       ['W-008', 'Christine Darden'],
+      ['W-009', 'Melba Roy Mouton'],
     ]) {
       expect((await api().post('/v1/operators', { ident, name })).status).toBe(201)
     }
@@ -253,6 +254,29 @@ describe.runIf(chromiumAvailable())('the kiosk page at /kiosk', () => {
     )
     expect(await readKioskStore<QueuedScan[]>(page, 'queue')).toEqual([])
   }, 90_000)
+
+  it("stamps scans on the service's clock when the tablet's moves two hours while offline (scenario 5)", async () => {
+    const context = page.context()
+    await context.setOffline(true)
+    await context.route('**/*', (route) => route.abort())
+    const before = Date.now()
+    // The tablet's wall clock two hours ahead, as the page reads it. Not page.clock: it fakes
+    // performance.now() too, which a tablet whose clock is set does not do.
+    await page.evaluate('{ const wall = Date.now; Date.now = () => wall() + 2 * 3600000 }')
+    expect(await page.evaluate<number>('Date.now()')).toBeGreaterThan(before + 2 * 3600_000 - 1_000)
+    await badge().fill('W-009')
+    await page.keyboard.press('Enter')
+    await expect.poll(() => feedback().innerText()).toMatch(/W-009\s+Saved, will sync/)
+    const after = Date.now()
+    await context.unroute('**/*')
+    await context.setOffline(false)
+    await page.getByText('waiting to sync').waitFor({ state: 'detached' })
+    const [scan] = await scansOf('W-009')
+    // The service's time when it was captured (the sync's round trip aside), not the tablet's.
+    expect(Date.parse(scan?.time ?? '')).toBeGreaterThanOrEqual(before - 2_000)
+    expect(Date.parse(scan?.time ?? '')).toBeLessThanOrEqual(after + 2_000)
+    expect(scan?.clock_skew_ms).toBeNull()
+  })
 
   it('says the device was unpaired, and keeps the scan it could not send (scenario 7)', async () => {
     const device = (await api().get<List<Device>>('/v1/devices?code=GATE-N')).body.data[0] as Device
