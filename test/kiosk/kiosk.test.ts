@@ -2,7 +2,12 @@ import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { TestApp } from '../helpers/app.js'
 import type { Device, List, Location, Scan } from '../helpers/assertions.js'
-import { accessibilityViolations, chromiumAvailable, launchChromium } from '../helpers/browser.js'
+import {
+  accessibilityViolations,
+  chromiumAvailable,
+  horizontalOverflow,
+  launchChromium,
+} from '../helpers/browser.js'
 import { buildConsoleTestApp, consolePage, listen } from '../helpers/console.js'
 
 /** A tablet held sideways at the gate. */
@@ -122,6 +127,15 @@ describe.runIf(chromiumAvailable())('the kiosk page at /kiosk', () => {
     expect(await page.evaluate<number>('localStorage.length + sessionStorage.length')).toBe(0)
     const stored = await readKioskStore(page, 'settings', 'pairing')
     expect(stored).toEqual({ secret: expect.stringMatching(/^dk_test_/), deviceCode: 'GATE-N' })
+  })
+
+  it('fits a tablet held either way, usable by keyboard alone: the badge input has the focus', async () => {
+    for (const viewport of [TABLET.viewport, { width: 768, height: 1024 }]) {
+      await page.setViewportSize(viewport)
+      expect(await horizontalOverflow(page), `${viewport.width}×${viewport.height}`).toBeLessThanOrEqual(0)
+    }
+    await page.setViewportSize(TABLET.viewport)
+    expect(await page.evaluate<string | undefined>('document.activeElement?.id')).toBe('badge')
   })
 
   it('scans a worker in and out online; the feedback names the worker (scenario 1)', async () => {
