@@ -130,11 +130,14 @@ describe('the OpenAPI document', () => {
     }
     const documented = operations().map((o) => `${o.method} ${o.path}`)
     expect(documented.sort()).toEqual(api.map((r) => `${r.method} ${toTemplate(r.url)}`).sort())
-    // Outside /v1/: the health and readiness checks, the reference UI and the manager console,
-    // hidden by design.
+    // Outside /v1/: the health and readiness checks, the reference UI, the manager console and the
+    // kiosk page with its service worker, hidden by design.
     const others = routes.filter((r) => !r.url.startsWith('/v1/')).map((r) => r.url)
     expect(others.filter((u) => !u.startsWith('/docs') && !u.startsWith('/console')).sort()).toEqual([
       '/healthz',
+      '/kiosk',
+      '/kiosk/',
+      '/kiosk/sw.js',
       '/readyz',
     ])
     for (const url of others) expect(doc.paths[url]).toBeUndefined()
