@@ -1,4 +1,5 @@
 import type { Generated } from 'kysely'
+import type { Weekday } from '../lib/dates.js'
 
 /**
  * Table types for Kysely. Two portable conventions hold in every table, on both dialects:
@@ -247,7 +248,7 @@ export interface ClosedTimesheetDaysTable {
   pending_review: Flag
 }
 
-export type Weekday = 'monday' | 'tuesday' | 'wednesday' | 'thursday' | 'friday' | 'saturday' | 'sunday'
+export type { Weekday }
 export type RoundingMode = 'nearest' | 'up' | 'down'
 
 export interface PayRulesTable {

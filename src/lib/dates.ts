@@ -94,3 +94,15 @@ export function startOfDate(date: string, timeZone: string): number {
   }
   return at
 }
+
+/** The days of the week, Monday first: a pay rule's `workweek_start`, and its index as days after Monday. */
+export const WEEKDAYS = [
+  'monday',
+  'tuesday',
+  'wednesday',
+  'thursday',
+  'friday',
+  'saturday',
+  'sunday',
+] as const
+export type Weekday = (typeof WEEKDAYS)[number]

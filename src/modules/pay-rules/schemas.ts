@@ -1,16 +1,8 @@
 import { type Static, Type } from 'typebox'
 import { deletedObject, paginationQuery, Timestamp } from '../../core/schemas.js'
-import type { RoundingMode, Weekday } from '../../db/schema.js'
+import type { RoundingMode } from '../../db/schema.js'
+import { WEEKDAYS, type Weekday } from '../../lib/dates.js'
 
-export const WEEKDAYS: Weekday[] = [
-  'monday',
-  'tuesday',
-  'wednesday',
-  'thursday',
-  'friday',
-  'saturday',
-  'sunday',
-]
 export const ROUNDING_MODES: RoundingMode[] = ['nearest', 'up', 'down']
 /** The rounding steps of the spec: each divides an hour (0: no rounding). */
 export const ROUNDING_INTERVALS = [0, 1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30, 60] as const

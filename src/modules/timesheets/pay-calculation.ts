@@ -1,3 +1,4 @@
+import { WEEKDAYS, type Weekday } from '../../lib/dates.js'
 import { toIso } from '../../lib/time.js'
 import { hoursOfMs } from '../sessions/hours.js'
 
@@ -9,7 +10,7 @@ import { hoursOfMs } from '../sessions/hours.js'
  * Every sum is in exact milliseconds; hours are rounded once, at the end (payHours).
  */
 
-export type Weekday = 'monday' | 'tuesday' | 'wednesday' | 'thursday' | 'friday' | 'saturday' | 'sunday'
+export type { Weekday }
 export type RoundingMode = 'nearest' | 'up' | 'down'
 
 export interface PayRuleTerms {
@@ -76,16 +77,6 @@ const MINUTE_MS = 60_000
 const HOUR_MS = 3_600_000
 const DAY_MS = 86_400_000
 const MS_PER_HUNDREDTH_HOUR = 36_000
-/** Index = days after Monday, as `(getUTCDay() + 6) % 7` counts them. */
-const WEEKDAYS: readonly Weekday[] = [
-  'monday',
-  'tuesday',
-  'wednesday',
-  'thursday',
-  'friday',
-  'saturday',
-  'sunday',
-]
 
 /**
  * Steps 1–6 for ONE operator: sessions in any order, every date it has a session -> one PayDay, sorted

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { calendarDate } from '../../../src/lib/dates.js'
+import { calendarDate, WEEKDAYS } from '../../../src/lib/dates.js'
 import { hoursOfMs } from '../../../src/modules/sessions/hours.js'
 import {
   foldDays,
@@ -92,15 +92,7 @@ const sessionsArb = fc.array(sessionArb, { maxLength: 25 })
 /** Any rule the pay-rules API accepts. */
 const ruleArb: fc.Arbitrary<PayRuleTerms> = fc
   .record({
-    workweek_start: fc.constantFrom(
-      'monday',
-      'tuesday',
-      'wednesday',
-      'thursday',
-      'friday',
-      'saturday',
-      'sunday' as const,
-    ),
+    workweek_start: fc.constantFrom(...WEEKDAYS),
     interval: fc.constantFrom(0, ...INTERVALS),
     check_in: mode,
     check_out: mode,
