@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { sql } from 'kysely'
 import { afterAll, beforeAll, inject } from 'vitest'
 import { openServiceDatabase } from '../../src/db/connection.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
@@ -88,4 +89,33 @@ export function useMigratedDatabase(): { readonly db: Db } {
     await migrateToLatest(db)
     return db
   })
+}
+
+/**
+ * Holds the database so that the service's queries wait: on SQLite the process's one connection, by a
+ * transaction left open; on PostgreSQL an access-exclusive lock on `table`, from another connection.
+ * Resolves once held; `release()` ends the transaction.
+ */
+export async function holdDatabase(db: Db, table: string): Promise<{ release: () => Promise<void> }> {
+  let release = () => {}
+  const held = new Promise<void>((resolve) => {
+    release = resolve
+  })
+  let locked = () => {}
+  const isLocked = new Promise<void>((resolve) => {
+    locked = resolve
+  })
+  const holder = db.transaction().execute(async (trx) => {
+    if (dialect === 'postgres')
+      await sql`lock table ${sql.table(table)} in access exclusive mode`.execute(trx)
+    locked()
+    await held
+  })
+  await isLocked
+  return {
+    release: async () => {
+      release()
+      await holder
+    },
+  }
 }

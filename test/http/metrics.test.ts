@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
-import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openServiceDatabase } from '../../src/db/connection.js'
 import {
@@ -11,7 +10,7 @@ import {
 } from '../../src/http/metrics.js'
 import { type ApiClient, buildTestApp, type TestApp } from '../helpers/app.js'
 import { type Operator, sleep, uniq } from '../helpers/assertions.js'
-import { dialect } from '../helpers/database.js'
+import { dialect, holdDatabase } from '../helpers/database.js'
 import { type Child, killAll, ROOT, START_MS, spawnChild } from '../helpers/process.js'
 import { WebhookReceiver } from '../helpers/webhook-receiver.js'
 import { sessionHelpers } from '../modules/sessions/helpers.js'
@@ -186,22 +185,9 @@ describe(`GET /metrics on its own listener (${dialect})`, () => {
   })
 
   it(`a database that answers late: the scrape answers after ${METRICS_DATABASE_TIMEOUT_MS} ms with the gauges unknown`, async () => {
-    let release = () => {}
-    const held = new Promise<void>((resolve) => {
-      release = resolve
-    })
-    let locked = () => {}
-    const isLocked = new Promise<void>((resolve) => {
-      locked = resolve
-    })
-    // SQLite: the process's one connection is held by a transaction. PostgreSQL: another connection
-    // holds a lock on a table the gauges count.
-    const holder = t.db.transaction().execute(async (trx) => {
-      if (dialect === 'postgres') await sql`lock table sessions in access exclusive mode`.execute(trx)
-      locked()
-      await held
-    })
-    await isLocked
+    // SQLite: the process's one connection is held. PostgreSQL: another connection holds a lock on
+    // a table the gauges count.
+    const hold = await holdDatabase(t.db, 'sessions')
     try {
       const started = Date.now()
       const late = await scrape(metrics.url)
@@ -212,8 +198,7 @@ describe(`GET /metrics on its own listener (${dialect})`, () => {
       expect(late.value('sessions_open')).toBeNaN()
       expect(late.value('process_cpu_user_seconds_total')).toBeGreaterThan(0)
     } finally {
-      release()
-      await holder
+      await hold.release()
     }
     const back = await scrape(metrics.url)
     expect(back.value('metrics_database_up')).toBe(1)

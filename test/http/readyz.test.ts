@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { READINESS_TIMEOUT_MS } from '../../src/http/readiness.js'
 import { type ApiResponse, buildTestApp, type TestApp } from '../helpers/app.js'
 import { expectError } from '../helpers/assertions.js'
-import { createTestDatabase, dialect } from '../helpers/database.js'
+import { createTestDatabase, dialect, holdDatabase } from '../helpers/database.js'
 import { onServer } from '../helpers/postgres-run.js'
 
 /**
@@ -57,22 +57,9 @@ describe('GET /readyz (and /healthz beside it)', () => {
   })
 
   it(`answers 503 within its bound while the database does not answer, and ready once it does`, async () => {
-    let release = () => {}
-    const held = new Promise<void>((resolve) => {
-      release = resolve
-    })
-    let locked = () => {}
-    const isLocked = new Promise<void>((resolve) => {
-      locked = resolve
-    })
-    // SQLite: the process's one connection is held by a transaction. PostgreSQL: another connection
-    // holds a lock on the migrations table that the readiness query must wait for.
-    const holder = t.db.transaction().execute(async (trx) => {
-      if (dialect === 'postgres') await sql`lock table kysely_migration in access exclusive mode`.execute(trx)
-      locked()
-      await held
-    })
-    await isLocked
+    // SQLite: the process's one connection is held. PostgreSQL: another connection holds a lock on
+    // the migrations table that the readiness query must wait for.
+    const hold = await holdDatabase(t.db, 'kysely_migration')
     try {
       const started = Date.now()
       // Two probes at once: both answered, by the one query they share.
@@ -83,8 +70,7 @@ describe('GET /readyz (and /healthz beside it)', () => {
       expect(elapsed).toBeGreaterThanOrEqual(READINESS_TIMEOUT_MS - 50)
       expect(elapsed).toBeLessThan(READINESS_TIMEOUT_MS + 3000)
     } finally {
-      release()
-      await holder
+      await hold.release()
     }
     expect((await readyz(t)).status).toBe(200)
   })
