@@ -81,12 +81,17 @@ export async function accessibilityViolations(page: Page): Promise<string[]> {
 }
 
 /**
- * docs/console/<name>.png, only with CONSOLE_SCREENSHOTS=1 (so an ordinary run never rewrites the
+ * docs/<folder>/<name>.png (the console's pages in docs/console/, the kiosk's screens and the console's
+ * pairing in docs/kiosk/), only with CONSOLE_SCREENSHOTS=1 (so an ordinary run never rewrites the
  * committed images) and only on one database (both would write the same files).
  */
-export async function screenshot(page: Page, name: string): Promise<void> {
+export async function screenshot(
+  page: Page,
+  name: string,
+  folder: 'console' | 'kiosk' = 'console',
+): Promise<void> {
   if (process.env.CONSOLE_SCREENSHOTS !== '1' || dialect !== 'sqlite') return
-  await page.screenshot({ path: path.join(ROOT, 'docs', 'console', `${name}.png`) })
+  await page.screenshot({ path: path.join(ROOT, 'docs', folder, `${name}.png`) })
 }
 
 /**
