@@ -43,7 +43,12 @@ export default defineConfig(async () => {
       // environment, mocks a module or stubs a global.
       isolate: false,
       hookTimeout: 30_000,
-      globalSetup: dialect === 'postgres' ? ['./test/helpers/postgres-run.ts'] : [],
+      // dist/ built first (each project's setup; the second finds it up to date): the tests start
+      // the service's child processes from it (test/helpers/build-setup.ts).
+      globalSetup: [
+        './test/helpers/build-setup.ts',
+        ...(dialect === 'postgres' ? ['./test/helpers/postgres-run.ts'] : []),
+      ],
     },
   })
   return {

@@ -5,7 +5,16 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, dialect, type TestDatabase } from './helpers/database.js'
-import { type Child, freePort, killAll, ROOT, START_MS, spawnChild, withFileLock } from './helpers/process.js'
+import {
+  builtScript,
+  type Child,
+  freePort,
+  killAll,
+  ROOT,
+  START_MS,
+  spawnChild,
+  withFileLock,
+} from './helpers/process.js'
 
 const LISTENING = /"msg":"Server listening at (http:\/\/127\.0\.0\.1:(\d+))"/
 const SECRET = /sk_(?:test|live)_[A-Za-z0-9_-]+/g
@@ -18,9 +27,9 @@ async function freshDatabase(): Promise<TestDatabase> {
   return database
 }
 
-/** `node --import tsx src/server.ts` (what `npm start` runs, without the build), on loopback. */
-function startServer(env: Record<string, string | undefined>, script = 'src/server.ts'): Child {
-  return spawnChild(process.execPath, ['--import', 'tsx', script], {
+/** `node dist/src/server.js` (what `npm start` runs after its build), on loopback. */
+function startServer(env: Record<string, string | undefined>, script = builtScript('server')): Child {
+  return spawnChild(process.execPath, [script], {
     env: { HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', REDIS_URL: undefined, ...env },
   })
 }
@@ -263,7 +272,7 @@ describe('server started through a path with a space and a symlink', () => {
       link = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'attendance-link-')), 'my project')
       fs.symlinkSync(ROOT, link, 'dir')
       const database = await freshDatabase()
-      const child = startServer({ DATABASE_URL: database.url }, path.join(link, 'src', 'server.ts'))
+      const child = startServer({ DATABASE_URL: database.url }, path.join(link, builtScript('server')))
       const url = await listening(child)
       expect((await get(`${url}/healthz`)).status).toBe(200)
       await stopGracefully(child)
@@ -273,10 +282,11 @@ describe('server started through a path with a space and a symlink', () => {
 })
 
 describe('npm start', () => {
-  // It compiles with tsc into dist/: once per run (on the newcomer's default, SQLite), under a lock
-  // so that concurrent test runs do not write dist/ while another one starts from it (withFileLock
-  // waits up to 120 s for it). The build (tsc, then vite for the console) and the start took 40 s
-  // beside two busy loops on 2 cores.
+  // Its prestart builds into dist/ what changed since the tests' global setup built it (usually
+  // nothing): once per run (on the newcomer's default, SQLite), under a lock so that concurrent test
+  // runs do not write dist/ while another one starts from it (withFileLock waits up to 120 s for
+  // it). A whole build (tsc, then vite for the console) and the start took 40 s beside two busy
+  // loops on 2 cores.
   const BUILD_AND_START_MS = 180_000
   it.runIf(dialect === 'sqlite')(
     'builds and serves on PORT with a fresh database; SIGTERM stops it cleanly',

@@ -1,4 +1,4 @@
-import { type Child, freePort, START_MS, spawnChild } from './process.js'
+import { builtScript, type Child, freePort, START_MS, spawnChild } from './process.js'
 
 /**
  * The service as several processes on one database, the way it scales out: API processes with
@@ -7,8 +7,8 @@ import { type Child, freePort, START_MS, spawnChild } from './process.js'
  */
 
 /**
- * What runs: the sources through tsx (as the other tests start the service), or the build that
- * `npm start` runs (`dist/`, current only after `npm run build`; the bench measures that).
+ * What runs: the build that `npm start` runs (`dist/`: the tests' global setup brings it up to date;
+ * for the bench, `npm run build`), or the sources through tsx (the bench's default).
  */
 export type Entry = 'src' | 'dist'
 
@@ -16,6 +16,7 @@ export interface ProcessOptions {
   databaseUrl: string
   /** The Redis every API process shares for the rate limit. */
   redisUrl: string
+  /** 'dist' unless given. */
   entry?: Entry
   /** Added to the environment (RATE_LIMIT_MAX …); `undefined` removes a variable. */
   env?: Record<string, string | undefined>
@@ -33,7 +34,7 @@ export interface ApiProcess {
 }
 
 function nodeArgs(entry: Entry, script: 'server' | 'cli'): string[] {
-  return entry === 'src' ? ['--import', 'tsx', `src/${script}.ts`] : [`dist/src/${script}.js`]
+  return entry === 'src' ? ['--import', 'tsx', `src/${script}.ts`] : [builtScript(script)]
 }
 
 function environment(options: ProcessOptions): Record<string, string | undefined> {
@@ -55,7 +56,7 @@ function environment(options: ProcessOptions): Record<string, string | undefined
  */
 export async function startApiProcess(options: ProcessOptions): Promise<ApiProcess> {
   const port = await freePort()
-  const child = spawnChild(process.execPath, nodeArgs(options.entry ?? 'src', 'server'), {
+  const child = spawnChild(process.execPath, nodeArgs(options.entry ?? 'dist', 'server'), {
     env: { ...environment(options), HOST: '127.0.0.1', PORT: String(port) },
   })
   const base = `http://127.0.0.1:${port}`
@@ -80,7 +81,7 @@ export async function startApiProcess(options: ProcessOptions): Promise<ApiProce
 
 /** `cli worker` (webhook deliveries and the check-out sweep), once it says it has started. */
 export async function startWorkerProcess(options: ProcessOptions): Promise<Child> {
-  const child = spawnChild(process.execPath, [...nodeArgs(options.entry ?? 'src', 'cli'), 'worker'], {
+  const child = spawnChild(process.execPath, [...nodeArgs(options.entry ?? 'dist', 'cli'), 'worker'], {
     // Info logs only the start and endpoint auto-disables: the start is the line waited for.
     env: { ...environment(options), WORKER: undefined, LOG_LEVEL: 'info' },
   })

@@ -5,7 +5,7 @@ import { WebhookWorker } from '../../../src/modules/webhooks/worker.js'
 import { type ApiClient, buildTestApp, type TestApp } from '../../helpers/app.js'
 import { sleep } from '../../helpers/assertions.js'
 import { createTestDatabase, dialect, type TestDatabase } from '../../helpers/database.js'
-import { type Child, killAll, START_MS, spawnChild } from '../../helpers/process.js'
+import { builtScript, type Child, killAll, START_MS, spawnChild } from '../../helpers/process.js'
 import { type ReceivedRequest, WebhookReceiver } from '../../helpers/webhook-receiver.js'
 
 /**
@@ -69,11 +69,12 @@ async function createOperators(client: ApiClient, count: number, prefix: string)
 }
 
 /**
- * `cli worker` as its own process, the way an operator runs it, once it says it has started: a
- * wait for deliveries then bounds the delivering, not a `tsx` start on a loaded machine.
+ * `cli worker` as its own process (the build that `npm start` runs), the way an operator runs it,
+ * once it says it has started: a wait for deliveries then bounds the delivering, not a start on a
+ * loaded machine.
  */
 async function startWorker(databaseUrl: string, timeoutMs: number): Promise<Child> {
-  const worker = spawnChild(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'worker'], {
+  const worker = spawnChild(process.execPath, [builtScript('cli'), 'worker'], {
     env: {
       DATABASE_URL: databaseUrl,
       WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
