@@ -1,5 +1,6 @@
 import type { VNode } from 'preact'
 import type { NavItem } from './components/Layout.js'
+import { DevicesPage } from './pages/DevicesPage.js'
 import { HomePage } from './pages/HomePage.js'
 import { OperatorsPage } from './pages/OperatorsPage.js'
 import { PayPeriodsPage } from './pages/PayPeriodsPage.js'
@@ -30,6 +31,7 @@ export const PAGES: Page[] = [
   { pattern: '/pay-periods', render: () => <PayPeriodsPage /> },
   { pattern: '/pay-rules', render: () => <PayRulesPage /> },
   { pattern: '/operators', render: () => <OperatorsPage /> },
+  { pattern: '/devices', render: () => <DevicesPage /> },
   { pattern: '/webhooks', render: () => <WebhookEndpointsPage /> },
   { pattern: '/webhooks/:id', render: ({ id = '' }) => <WebhookDeliveriesPage endpointId={id} /> },
 ]
@@ -42,5 +44,6 @@ export const NAV: NavItem[] = [
   { to: '/pay-periods', label: 'Pay periods' },
   { to: '/pay-rules', label: 'Pay rules' },
   { to: '/operators', label: 'Operators' },
+  { to: '/devices', label: 'Devices' },
   { to: '/webhooks', label: 'Webhooks' },
 ]

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks'
-import type { Operator, PayRule } from '../../../packages/client/src/client.js'
+import { AttendanceApiError, type Operator, type PayRule } from '../../../packages/client/src/client.js'
 import { Badge } from '../components/Badge.js'
+import { Confirm } from '../components/Confirm.js'
 import { ErrorNotice } from '../components/ErrorNotice.js'
 import { Field } from '../components/Field.js'
 import { PagedTable } from '../components/PagedTable.js'
@@ -50,7 +51,80 @@ function ActivationButton({ operator, onChanged }: { operator: Operator; onChang
   )
 }
 
-function OperatorRow({
+/** What the API takes as a PIN (decisions.md, "Operator PINs"); the page refuses anything else before sending. */
+const PIN_FORMAT = /^\d{4,8}$/
+
+/**
+ * A new PIN for an operator, typed masked and sent once (`PATCH pin`): the page never shows a PIN, and
+ * the input is emptied as soon as the API has it. The page checks the format first; a refusal of the
+ * API is shown under the input as well.
+ */
+function PinForm({
+  operator,
+  onSaved,
+  onCancel,
+}: {
+  operator: Operator
+  onSaved: (operator: Operator) => void
+  onCancel: () => void
+}) {
+  const { api } = useSignedIn()
+  const action = useAction()
+  const [pin, setPin] = useState('')
+  const [invalid, setInvalid] = useState(false)
+  const id = `pin-${operator.id}`
+  const submit = (event: Event) => {
+    event.preventDefault()
+    if (!PIN_FORMAT.test(pin)) {
+      setInvalid(true)
+      return
+    }
+    setInvalid(false)
+    return action.run(async () => {
+      const saved = await api.operators.update(operator.id, { pin })
+      setPin('')
+      onSaved(saved)
+    })
+  }
+  const refused = action.error instanceof AttendanceApiError && action.error.param === 'pin'
+  return (
+    <form class="filters" onSubmit={submit} aria-label={`PIN of ${operator.ident}`}>
+      <Field
+        id={id}
+        label={`New PIN for ${operator.ident} (4 to 8 digits)`}
+        type="password"
+        inputMode="numeric"
+        autoComplete="new-password"
+        maxLength={8}
+        value={pin}
+        onValue={(typed) => {
+          setPin(typed)
+          setInvalid(false)
+        }}
+        error={
+          invalid ? 'A PIN is 4 to 8 digits, nothing else.' : refused ? action.error?.message : undefined
+        }
+      />
+      <div class="actions">
+        <button type="submit" disabled={action.pending}>
+          Save PIN
+        </button>
+        <button type="button" class="secondary" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+      {!refused && <ErrorNotice error={action.error} />}
+    </form>
+  )
+}
+
+type PinDetail = 'set' | 'clear' | undefined
+
+/**
+ * An operator's row, and under it, on request, the form that sets its PIN or the question before
+ * clearing it. Whether it has a PIN is all the API says of it (`has_pin`).
+ */
+function OperatorRows({
   operator,
   rules,
   onChanged,
@@ -59,21 +133,94 @@ function OperatorRow({
   rules: PayRule[] | undefined
   onChanged: (o: Operator) => void
 }) {
+  const { api } = useSignedIn()
+  const clear = useAction()
+  const [detail, setDetail] = useState<PinDetail>()
+  const [said, setSaid] = useState<string>()
+  const changed = (updated: Operator, words: string) => {
+    onChanged(updated)
+    setDetail(undefined)
+    setSaid(words)
+  }
+  const open = (next: PinDetail) => {
+    setSaid(undefined)
+    setDetail(next)
+  }
+  const clearPin = () =>
+    clear.run(async () =>
+      changed(await api.operators.update(operator.id, { pin: null }), `PIN of ${operator.ident} cleared.`),
+    )
   return (
-    <tr>
-      <td>{operator.ident}</td>
-      <td>{operator.name ?? '—'}</td>
-      <td>{operator.employee_id ?? '—'}</td>
-      <td>
-        {operator.is_active ? <Badge tone="good">active</Badge> : <Badge tone="neutral">inactive</Badge>}
-      </td>
-      <td>
-        <OperatorPayRule operator={operator} rules={rules} onChanged={onChanged} />
-      </td>
-      <td>
-        <ActivationButton operator={operator} onChanged={onChanged} />
-      </td>
-    </tr>
+    <>
+      <tr>
+        <td>{operator.ident}</td>
+        <td>{operator.name ?? '—'}</td>
+        <td>{operator.employee_id ?? '—'}</td>
+        <td>
+          {operator.is_active ? <Badge tone="good">active</Badge> : <Badge tone="neutral">inactive</Badge>}
+        </td>
+        <td>
+          <OperatorPayRule operator={operator} rules={rules} onChanged={onChanged} />
+        </td>
+        <td>
+          <div class="actions">
+            {operator.has_pin ? <Badge tone="good">set</Badge> : <Badge tone="neutral">none</Badge>}
+            <button
+              type="button"
+              class="secondary"
+              aria-expanded={detail === 'set'}
+              onClick={() => open('set')}
+              aria-label={`${operator.has_pin ? 'Change' : 'Set'} the PIN of ${operator.ident}`}
+            >
+              {operator.has_pin ? 'Change' : 'Set'}
+            </button>
+            {operator.has_pin && (
+              <button
+                type="button"
+                class="secondary"
+                aria-expanded={detail === 'clear'}
+                onClick={() => open('clear')}
+                aria-label={`Clear the PIN of ${operator.ident}`}
+              >
+                Clear
+              </button>
+            )}
+          </div>
+          {said && (
+            <p class="muted" role="status">
+              {said}
+            </p>
+          )}
+        </td>
+        <td>
+          <ActivationButton operator={operator} onChanged={onChanged} />
+        </td>
+      </tr>
+      {detail && (
+        <tr class="row-detail">
+          <td colSpan={7}>
+            {detail === 'set' ? (
+              <PinForm
+                operator={operator}
+                onSaved={(saved) => changed(saved, `PIN of ${operator.ident} saved.`)}
+                onCancel={() => setDetail(undefined)}
+              />
+            ) : (
+              <Confirm
+                question={`Clear the PIN of ${operator.ident}?`}
+                action="Clear the PIN"
+                pending={clear.pending}
+                onConfirm={clearPin}
+                onCancel={() => setDetail(undefined)}
+              >
+                <p>Devices that require a PIN then refuse this operator's scans until a new PIN is set.</p>
+              </Confirm>
+            )}
+            <ErrorNotice error={clear.error} />
+          </td>
+        </tr>
+      )}
+    </>
   )
 }
 
@@ -159,12 +306,13 @@ export function OperatorsPage() {
             <th scope="col">Employee id</th>
             <th scope="col">Status</th>
             <th scope="col">Pay rule</th>
+            <th scope="col">PIN</th>
             <th scope="col">Action</th>
           </>
         }
       >
         {rows.map((operator) => (
-          <OperatorRow key={operator.id} operator={operator} rules={rules.value} onChanged={onChanged} />
+          <OperatorRows key={operator.id} operator={operator} rules={rules.value} onChanged={onChanged} />
         ))}
       </PagedTable>
     </>

@@ -1,0 +1,310 @@
+import type { Browser, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type ApiClient, errorOf, type TestApp } from '../helpers/app.js'
+import type { Device, Location, Operator } from '../helpers/assertions.js'
+import {
+  accessibilityViolations,
+  chromiumAvailable,
+  expectUsablePage,
+  horizontalOverflow,
+  launchChromium,
+  SCREENS,
+  screenshot,
+} from '../helpers/browser.js'
+import { buildConsoleTestApp, consolePage, listen, openFromMenu, signIn } from '../helpers/console.js'
+import { pairFrom } from '../helpers/fixtures.js'
+
+/** A pairing code as the API makes it: 8 characters without 0, O, 1 or I, a dash in the middle. */
+const PAIRING_CODE = /^[A-HJ-NP-Z2-9]{4}-[A-HJ-NP-Z2-9]{4}$/
+
+/** An unusual PIN: found in no page text, request or log line by chance. */
+const PIN = '7391'
+
+type Pairing = { device: Device; key: { secret: string } }
+
+/**
+ * The devices page and operators' PINs in Debian's Chromium against the real service: devices listed,
+ * added, paired with the code the page shows (used over HTTP, as the kiosk would), unpaired, their
+ * require_pin toggled; an operator's PIN set and cleared, each checked over the API and by a scan at a
+ * device that requires PINs. For each screen a service of its own and one page walked in order.
+ */
+describe.runIf(chromiumAvailable()).each(SCREENS)('the devices page, on a $name', (screen) => {
+  let t: TestApp
+  let base: string
+  let browser: Browser
+  let page: Page
+  let consoleErrors: string[]
+  let key: string
+  /** The north gate's key, paired through the API before the page opens. */
+  let northKey: string
+  const devices: Record<string, Device> = {}
+  const desktop = screen.name === 'desktop'
+
+  const api = () => t.client(key)
+  const deviceOverApi = async (code: string) => {
+    const found = await api().get<{ data: Device[] }>(`/v1/devices?code=${code}`)
+    expect(found.status).toBe(200)
+    const device = found.body.data[0]
+    if (!device) throw new Error(`no device ${code}`)
+    return device
+  }
+  const operatorOverApi = async (ident: string) =>
+    (await api().get<{ data: Operator[] }>(`/v1/operators?ident=${ident}`)).body.data[0]
+
+  /** The device's row on the page, by the name of its Pair button (its code). */
+  const deviceRow = (code: string) =>
+    page
+      .getByRole('row')
+      .filter({ has: page.getByRole('button', { name: new RegExp(`^Pair( again)? ${code}$`) }) })
+  const pairingPanel = (code: string) => page.getByRole('region', { name: `Pairing code for ${code}` })
+
+  const scanAtNorthGate = (device: ApiClient, body: Record<string, unknown>) =>
+    device.post('/v1/scans', { device_id: 'GATE-N', operator_ident: 'W-001', ...body })
+
+  beforeAll(async () => {
+    t = await buildConsoleTestApp()
+    base = await listen(t)
+    key = (await t.key({ mode: 'test' })).secret
+    const location = await api().post<Location>('/v1/locations', {
+      name: 'North depot',
+      timezone: 'Europe/Paris',
+    })
+    expect(location.status).toBe(201)
+    for (const body of [
+      { code: 'GATE-S', name: 'South gate' },
+      { code: 'GATE-N', name: 'North gate', location_id: location.body.id },
+    ]) {
+      const created = await api().post<Device>('/v1/devices', body)
+      expect(created.status).toBe(201)
+      devices[body.code] = created.body
+    }
+    expect((await api().post('/v1/operators', { ident: 'W-001', name: 'Ada Lovelace' })).status).toBe(201)
+    // The north gate's tablet paired and seen (its first request records last_seen_at).
+    const code = await api().post<{ code: string }>(`/v1/devices/${devices['GATE-N']?.id}/pairing-codes`)
+    const paired = await pairFrom<Pairing>(t, code.body.code)
+    expect(paired.status).toBe(201)
+    northKey = paired.body.key.secret
+    expect((await t.client(northKey).get('/v1/devices/current')).status).toBe(200)
+
+    browser = await launchChromium()
+    ;({ page, errors: consoleErrors } = await consolePage(browser, screen))
+    await signIn(page, base, key)
+    // A build of the console, a browser and a service, on a machine shared with other suites.
+  }, 90_000)
+
+  afterAll(async () => {
+    await browser?.close()
+    await t?.close()
+  })
+
+  it('lists each device with its location, whether it is paired, when it was last seen and require_pin', async () => {
+    await openFromMenu(page, 'Devices')
+    await page.getByRole('heading', { name: 'Devices', level: 1 }).waitFor()
+    const north = deviceRow('GATE-N')
+    await expect
+      .poll(() => north.innerText())
+      .toMatch(/North gate\s+GATE-N\s+North depot\s+paired\s+just now/)
+    expect(await north.getByRole('button', { name: 'Unpair GATE-N' }).isVisible()).toBe(true)
+    const south = deviceRow('GATE-S')
+    expect(await south.innerText()).toMatch(/South gate\s+GATE-S\s+—\s+not paired\s+never/)
+    expect(await south.getByRole('button', { name: 'Unpair GATE-S' }).count()).toBe(0)
+    for (const code of ['GATE-N', 'GATE-S']) {
+      expect(await page.getByRole('checkbox', { name: `Require a PIN at ${code}` }).isChecked()).toBe(false)
+    }
+    await page.getByText('2 devices shown.').waitFor()
+    await expectUsablePage(page, screen, 'devices', ['devices'])
+    if (desktop) await screenshot(page, 'console-devices', 'kiosk')
+  })
+
+  it("adds a device through its form; a code already taken is refused with the API's message", async () => {
+    const form = page.getByRole('form', { name: 'New device' })
+    await form.getByLabel('Code').fill('GATE-N')
+    await form.getByRole('button', { name: 'Add device' }).click()
+    const taken = await api().post('/v1/devices', { code: 'GATE-N' })
+    expect(taken.status).toBeGreaterThanOrEqual(400)
+    await form.getByText(errorOf(taken).message).waitFor()
+    expect(await accessibilityViolations(page), 'refused form').toEqual([])
+
+    await form.getByLabel('Code').fill('GATE-E')
+    await form.getByLabel('Name').fill('East gate')
+    await form.getByLabel('Location').selectOption({ label: 'North depot' })
+    await form.getByLabel('Require a PIN').check()
+    await form.getByRole('button', { name: 'Add device' }).click()
+    await expect
+      .poll(() => deviceRow('GATE-E').innerText())
+      .toMatch(/East gate\s+GATE-E\s+North depot\s+not paired/)
+    expect(await form.getByLabel('Code').inputValue()).toBe('')
+    const east = await deviceOverApi('GATE-E')
+    expect(east).toMatchObject({
+      name: 'East gate',
+      location_id: devices['GATE-N']?.location_id,
+      require_pin: true,
+    })
+    expect(await page.getByRole('checkbox', { name: 'Require a PIN at GATE-E' }).isChecked()).toBe(true)
+  })
+
+  it('Pair shows a large code and its expiry; the code pairs the device over HTTP and the page says so', async () => {
+    await page.getByRole('button', { name: 'Pair GATE-E', exact: true }).click()
+    const panel = pairingPanel('GATE-E')
+    await panel.waitFor()
+    const code = (await panel.locator('.pairing-code').innerText()).trim()
+    expect(code).toMatch(PAIRING_CODE)
+    // Large: read across a room, or off a phone held up to the tablet.
+    // (An expression string: the test's TypeScript has no DOM types.)
+    const size = await page.evaluate<number>(
+      "parseFloat(getComputedStyle(document.querySelector('.pairing-code')).fontSize)",
+    )
+    expect(size).toBeGreaterThanOrEqual(desktop ? 48 : 36)
+    // Whole on the screen, a phone's too: the code's right edge is inside the window.
+    const right = await page.evaluate<number>(
+      "document.querySelector('.pairing-code').getBoundingClientRect().left + document.querySelector('.pairing-code').scrollWidth",
+    )
+    expect(right).toBeLessThanOrEqual(screen.viewport.width)
+    // Its expiry as the time of day the API gives (the browser's zone is UTC here) and a countdown.
+    const expiresAt = await panel.locator('time').getAttribute('datetime')
+    const ttl = Date.parse(expiresAt ?? '') - Date.now()
+    expect(ttl).toBeGreaterThan(8 * 60_000)
+    expect(ttl).toBeLessThanOrEqual(10 * 60_000)
+    const text = await panel.innerText()
+    expect(text).toMatch(new RegExp(`Expires at ${expiresAt?.slice(11, 16)} \\(in (10:00|9:[0-5]\\d)\\)`))
+    expect(text).toContain(`open ${base}/kiosk and enter this code`)
+    expect(await accessibilityViolations(page), 'pairing code').toEqual([])
+    expect(await horizontalOverflow(page), 'pairing code scrolls sideways').toBeLessThanOrEqual(0)
+    if (desktop) await screenshot(page, 'console-pairing-code', 'kiosk')
+
+    const pairing = await pairFrom<Pairing>(t, code)
+    expect(pairing.status, JSON.stringify(pairing.body)).toBe(201)
+    expect(pairing.body.device).toMatchObject({ code: 'GATE-E', paired: true })
+    expect(pairing.body.key.secret).toMatch(/^dk_test_/)
+    expect((await t.client(pairing.body.key.secret).get('/v1/devices/current')).status).toBe(200)
+    // The page looks every few seconds while it waits for the tablet.
+    await panel
+      .getByText('Paired: the tablet at GATE-E holds its key and can scan.')
+      .waitFor({ timeout: 15_000 })
+    expect(await deviceRow('GATE-E').getByText('paired', { exact: true }).isVisible()).toBe(true)
+    expect(await panel.locator('.pairing-code').count()).toBe(0)
+    await panel.getByRole('button', { name: 'Done' }).click()
+    await panel.waitFor({ state: 'detached' })
+  })
+
+  it('Unpair asks first; then the device shows not paired and its key is refused', async () => {
+    await page.getByRole('button', { name: 'Unpair GATE-N' }).click()
+    const question = page.getByRole('group', { name: 'Unpair GATE-N?' })
+    await question.waitFor()
+    expect(await question.innerText()).toContain('within 5 seconds the tablet can no longer scan')
+    expect(await accessibilityViolations(page), 'unpair question').toEqual([])
+    // Escape cancels: nothing is sent.
+    await page.keyboard.press('Escape')
+    await question.waitFor({ state: 'detached' })
+    expect((await deviceOverApi('GATE-N')).paired).toBe(true)
+
+    await page.getByRole('button', { name: 'Unpair GATE-N' }).click()
+    await question.getByRole('button', { name: 'Unpair' }).click()
+    await expect.poll(() => deviceRow('GATE-N').innerText()).toMatch(/GATE-N\s+North depot\s+not paired/)
+    expect(await page.getByRole('button', { name: 'Unpair GATE-N' }).count()).toBe(0)
+    expect((await deviceOverApi('GATE-N')).paired).toBe(false)
+    // Refused within the key cache's 5 s.
+    await expect
+      .poll(async () => (await t.client(northKey).get('/v1/devices/current')).status, {
+        timeout: 8000,
+        interval: 500,
+      })
+      .toBe(401)
+    // Paired again for the PIN checks below, through the page's code.
+    await page.getByRole('button', { name: 'Pair GATE-N', exact: true }).click()
+    const code = (await pairingPanel('GATE-N').locator('.pairing-code').innerText()).trim()
+    const pairing = await pairFrom<Pairing>(t, code)
+    expect(pairing.status).toBe(201)
+    northKey = pairing.body.key.secret
+    await pairingPanel('GATE-N').getByText('Paired: the tablet at GATE-N').waitFor({ timeout: 15_000 })
+    await pairingPanel('GATE-N').getByRole('button', { name: 'Done' }).click()
+  })
+
+  it('toggles require_pin, as the API then says', async () => {
+    const box = page.getByRole('checkbox', { name: 'Require a PIN at GATE-N' })
+    await box.check()
+    await expect.poll(async () => (await deviceOverApi('GATE-N')).require_pin).toBe(true)
+    expect(await box.isChecked()).toBe(true)
+    await box.uncheck()
+    await expect.poll(async () => (await deviceOverApi('GATE-N')).require_pin).toBe(false)
+    await box.check()
+    await expect.poll(async () => (await deviceOverApi('GATE-N')).require_pin).toBe(true)
+  })
+
+  it("shows the API's refusal in words with its request id: a device deleted meanwhile", async () => {
+    const south = devices['GATE-S']?.id ?? ''
+    expect((await api().delete(`/v1/devices/${south}`)).status).toBe(200)
+    const refused = await api().post(`/v1/devices/${south}/pairing-codes`)
+    expect(refused.status).toBe(404)
+    await page.getByRole('button', { name: 'Pair GATE-S', exact: true }).click()
+    const alert = deviceRow('GATE-S').locator('xpath=following-sibling::tr[1]').getByRole('alert')
+    await alert.getByText(errorOf(refused).message).waitFor()
+    expect(await alert.innerText()).toMatch(/Request id: req_\w+/)
+    // Clicked, not checked: the box stays as the API left it, unticked.
+    await page.getByRole('checkbox', { name: 'Require a PIN at GATE-S' }).click()
+    await deviceRow('GATE-S').getByRole('alert').getByText(errorOf(refused).message).waitFor()
+    expect(await accessibilityViolations(page), 'refusals').toEqual([])
+  })
+
+  it("sets an operator's PIN masked, checked in the page; a scan with it is accepted; then clears it", async () => {
+    const patches: string[] = []
+    page.on('request', (request) => {
+      if (request.method() === 'PATCH' && new URL(request.url()).pathname.startsWith('/v1/operators/'))
+        patches.push(request.postData() ?? '')
+    })
+    await openFromMenu(page, 'Operators')
+    await page.getByRole('heading', { name: 'Operators', level: 1 }).waitFor()
+    const row = page.getByRole('row').filter({ has: page.getByRole('button', { name: 'Deactivate W-001' }) })
+    expect(await row.getByText('none', { exact: true }).isVisible()).toBe(true)
+    await row.getByRole('button', { name: 'Set the PIN of W-001' }).click()
+    const input = page.getByLabel('New PIN for W-001 (4 to 8 digits)')
+    expect(await input.getAttribute('type')).toBe('password')
+    // Refused in the page, before any request: letters, and too few digits.
+    for (const wrong of ['73a1', '739']) {
+      await input.fill(wrong)
+      await page.getByRole('button', { name: 'Save PIN' }).click()
+      await page.getByText('A PIN is 4 to 8 digits, nothing else.').waitFor()
+      expect(await input.getAttribute('aria-invalid')).toBe('true')
+    }
+    expect(patches).toEqual([])
+    expect(await accessibilityViolations(page), 'PIN form refused').toEqual([])
+
+    await input.fill(PIN)
+    if (desktop) await screenshot(page, 'operators-pin')
+    await page.getByRole('button', { name: 'Save PIN' }).click()
+    await row.getByRole('status').getByText('PIN of W-001 saved.').waitFor()
+    expect(patches).toEqual([JSON.stringify({ pin: PIN })])
+    expect(await row.getByText('set', { exact: true }).isVisible()).toBe(true)
+    // Never shown back: not in the page, nor in what the page keeps.
+    expect(await page.content()).not.toContain(PIN)
+    expect(
+      await page.evaluate<string>('JSON.stringify(localStorage) + JSON.stringify(sessionStorage)'),
+    ).not.toContain(PIN)
+    expect(await operatorOverApi('W-001')).toMatchObject({ has_pin: true })
+
+    // GATE-N requires PINs (set above): the right PIN is accepted, a wrong one refused.
+    const gate = t.client(northKey)
+    const wrong = await scanAtNorthGate(gate, { pin: '0000' })
+    expect(wrong.status).toBe(422)
+    expect(errorOf(wrong).code).toBe('invalid_pin')
+    const right = await scanAtNorthGate(gate, { pin: PIN })
+    expect(right.status, JSON.stringify(right.body)).toBe(201)
+    expect(right.body).toMatchObject({ result: 'checked_in', operator_name: 'Ada Lovelace' })
+
+    await row.getByRole('button', { name: 'Clear the PIN of W-001' }).click()
+    const question = page.getByRole('group', { name: 'Clear the PIN of W-001?' })
+    await question.getByRole('button', { name: 'Clear the PIN' }).click()
+    await row.getByRole('status').getByText('PIN of W-001 cleared.').waitFor()
+    expect(await row.getByText('none', { exact: true }).isVisible()).toBe(true)
+    expect(await operatorOverApi('W-001')).toMatchObject({ has_pin: false })
+    expect(patches.at(-1)).toBe(JSON.stringify({ pin: null }))
+    // Without a PIN the operator's scans at GATE-N are refused.
+    const after = await scanAtNorthGate(gate, { pin: PIN, direction: 'out' })
+    expect(errorOf(after).code).toBe('invalid_pin')
+    expect(await accessibilityViolations(page), 'operators').toEqual([])
+  })
+
+  it('logged no script error or CSP refusal beyond the refusals it provoked', () => {
+    expect(consoleErrors.filter((text) => !/status of (404|409|422)/.test(text))).toEqual([])
+  })
+})
