@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely'
 import type { AuthContext } from '../../core/identity.js'
-import type { ScansTable } from '../../db/schema.js'
+import { indexedConstant, supportsRowLocks } from '../../db/connection.js'
+import type { OperatorsTable, ScansTable, SessionsTable } from '../../db/schema.js'
 import { ownedBy, ownedRowFinder } from '../../db/scope.js'
 import type { Executor, Trx } from '../../db/types.js'
 import { toIso } from '../../lib/time.js'
@@ -69,6 +70,110 @@ export function findScanByClientId(
 
 export async function insertScan(trx: Trx, row: ScanRow) {
   await trx.insertInto('scans').values(row).execute()
+}
+
+// A batch of scans reads what its items need in a few statements before applying them (see
+// `recordScanBatch` in service.ts), rather than a dozen statements an item: these are those reads.
+// Two of them read other modules' tables, as their services read them one row at a time.
+
+/** The scans a device sent with any of these `client_scan_id`s (index `scans_client_scan_id`). */
+export function findScansByClientIds(
+  trx: Trx,
+  auth: AuthContext,
+  deviceCode: string,
+  clientScanIds: readonly string[],
+) {
+  return owned(trx, auth)
+    .where('device_code', '=', deviceCode)
+    .where('client_scan_id', 'in', clientScanIds)
+    .execute()
+}
+
+/** A span of an operator's scans: `from` < scanned_at < `to` (no `to`: no end). */
+export interface ScanWindow {
+  operatorId: string
+  from: number
+  to: number | undefined
+}
+
+/** The times of the accepted scans in any of these windows (index `scans_operator_time`). */
+export function findAcceptedScanTimes(trx: Trx, auth: AuthContext, windows: readonly ScanWindow[]) {
+  return trx
+    .selectFrom('scans')
+    .select(['operator_id', 'scanned_at'])
+    .where((eb) => eb.and(ownedBy(auth)))
+    .where('result', '!=', 'flagged')
+    .where((eb) =>
+      eb.or(
+        windows.map((w) =>
+          eb.and([
+            eb('operator_id', '=', w.operatorId),
+            eb('scanned_at', '>', w.from),
+            ...(w.to === undefined ? [] : [eb('scanned_at', '<', w.to)]),
+          ]),
+        ),
+      ),
+    )
+    .execute()
+}
+
+/**
+ * The caller's operators with any of these ids or idents, locked until the transaction ends (FOR
+ * UPDATE on PostgreSQL) in id order, as `lockOperatorsById` of operators' service locks them.
+ */
+export function lockOperatorsNamed(
+  trx: Trx,
+  auth: AuthContext,
+  ids: readonly string[],
+  idents: readonly string[],
+): Promise<Array<Selectable<OperatorsTable>>> {
+  return trx
+    .selectFrom('operators')
+    .selectAll()
+    .where((eb) => eb.and(ownedBy(auth)))
+    .where((eb) =>
+      eb.or([
+        ...(ids.length > 0 ? [eb('id', 'in', ids)] : []),
+        ...(idents.length > 0 ? [eb('ident', 'in', idents)] : []),
+      ]),
+    )
+    .orderBy('id')
+    .$if(supportsRowLocks(trx), (q) => q.forUpdate())
+    .execute()
+}
+
+/**
+ * The open sessions of these operators, locked (FOR UPDATE on PostgreSQL) as sessions' own
+ * `findOpenSession` locks one; the caller holds the operators' locks.
+ */
+export function lockOpenSessionsOf(
+  trx: Trx,
+  auth: AuthContext,
+  operatorIds: readonly string[],
+): Promise<Array<Selectable<SessionsTable>>> {
+  return trx
+    .selectFrom('sessions')
+    .selectAll()
+    .where((eb) => eb.and(ownedBy(auth)))
+    .where('deleted_at', 'is', null)
+    .where('operator_id', 'in', operatorIds)
+    .where('status', '=', indexedConstant('open'))
+    .orderBy('id')
+    .$if(supportsRowLocks(trx), (q) => q.forUpdate())
+    .execute()
+}
+
+/** Rows per INSERT of `insertScans`: 100 rows of 15 columns stay far below either dialect's limit of parameters. */
+const SCANS_PER_INSERT = 100
+
+/** Scans a batch recorded, written together after its items (multi-row INSERTs). */
+export async function insertScans(trx: Trx, rows: readonly ScanRow[]) {
+  for (let i = 0; i < rows.length; i += SCANS_PER_INSERT) {
+    await trx
+      .insertInto('scans')
+      .values(rows.slice(i, i + SCANS_PER_INSERT))
+      .execute()
+  }
 }
 
 export async function listScanRows(

@@ -1,13 +1,16 @@
-import { errors } from '../../core/errors.js'
+import { ApiError, errors } from '../../core/errors.js'
 import type { AuthContext } from '../../core/identity.js'
 import { ownedBy } from '../../db/scope.js'
 import { savepoint } from '../../db/transaction-connection.js'
 import type { Executor, Trx } from '../../db/types.js'
+import { calendarDate } from '../../lib/dates.js'
 import { newId } from '../../lib/ids.js'
 import { parseInstant, toIso } from '../../lib/time.js'
 import { type DeviceRow, decryptPin, resolveScanDevice } from '../devices/service.js'
 import { recordEvent } from '../events/outbox.js'
+import { timeZoneAt } from '../locations/service.js'
 import { checkOperatorPin, type OperatorRow, resolveOperator } from '../operators/service.js'
+import { closedPeriodHolding } from '../pay-periods/service.js'
 import {
   breakScanOf,
   checkIn,
@@ -24,11 +27,17 @@ import type { SessionRow, StoredBreak } from '../sessions/service.js'
 import { listService, retrieveResource } from '../shared/resources.js'
 import {
   findAcceptedScanNear,
+  findAcceptedScanTimes,
   findScan,
   findScanByClientId,
+  findScansByClientIds,
   insertScan,
+  insertScans,
   listScanRows,
+  lockOpenSessionsOf,
+  lockOperatorsNamed,
   type ScanRow,
+  type ScanWindow,
   toScan,
 } from './repository.js'
 import type { CreateScanBatchBody, CreateScanBody, Scan, ScanFlagReason } from './schemas.js'
@@ -45,31 +54,90 @@ type Outcome =
   | { result: 'flagged'; reason: ScanFlagReason; sessionId?: string }
 
 /**
+ * What a scan reads, and the row it writes, besides its session's steps (sessions/lifecycle.ts).
+ * A scan alone asks the database each time (`readEachTime`); the items of a batch ask what the
+ * batch read for all of them at once (`readForBatch`), which asks the database only where that read
+ * does not answer. Either answers exactly as the database would at that point of the transaction.
+ */
+interface ScanReads {
+  device(code: string): Promise<DeviceRow>
+  /** The operator the scan names, locked until the transaction ends (see lockOperators). */
+  operator(input: CreateScanBody): Promise<OperatorRow>
+  /** The scan the device recorded with this `client_scan_id`, if any. */
+  recorded(deviceCode: string, clientScanId: string): Promise<ScanRow | undefined>
+  /** Whether the operator has an accepted scan within `DUPLICATE_WINDOW_MS` of `at`. */
+  acceptedScanNear(operatorId: string, at: number): Promise<boolean>
+  openSessionAt(operatorId: string, at: number): ReturnType<typeof openSessionAt>
+  /** The work date a check-in at `at` on `device` gives its session (checkInWorkDate). */
+  workDate(device: DeviceRow, at: number): Promise<string>
+  inClosedPeriod(workDate: string): Promise<boolean>
+  insert(row: ScanRow): Promise<void>
+}
+
+function readEachTime(trx: Trx, auth: AuthContext): ScanReads {
+  return {
+    device: (code) => resolveScanDevice(trx, auth, code),
+    operator: (input) => resolveOperator(trx, auth, input, { lock: true }),
+    recorded: (deviceCode, clientScanId) => findScanByClientId(trx, auth, deviceCode, clientScanId),
+    acceptedScanNear: async (operatorId, at) =>
+      (await findAcceptedScanNear(trx, auth, operatorId, at, DUPLICATE_WINDOW_MS)) !== undefined,
+    openSessionAt: (operatorId, at) => openSessionAt(trx, auth, operatorId, at),
+    workDate: (device, at) => checkInWorkDate(trx, auth, device, at),
+    inClosedPeriod: (workDate) => inClosedPeriod(trx, auth, workDate),
+    insert: (row) => insertScan(trx, row),
+  }
+}
+
+/** A scan whose references are resolved: nothing written yet. `replay`: its `client_scan_id` was recorded. */
+interface PreparedScan {
+  input: CreateScanBody
+  at: number
+  device: DeviceRow
+  operator: OperatorRow
+  replay: ScanRow | undefined
+}
+
+/**
  * A scan at a device: `auto` checks the operator out when it has an open session and in otherwise;
  * `in` and `out` force the direction; `break_start` and `break_end` start and end a break of the
  * open session (never chosen by `auto`). Flagged scans change no session. Scans of one operator are
  * serialised by the sessions' per-operator lock, and the partial unique index on open sessions
  * makes a second open session impossible even so.
  */
-export async function recordScan(
-  trx: Trx,
-  auth: AuthContext,
-  input: CreateScanBody,
-  clockSkewMs: number | null = null,
-): Promise<Scan> {
+export async function recordScan(trx: Trx, auth: AuthContext, input: CreateScanBody): Promise<Scan> {
+  const reads = readEachTime(trx, auth)
+  return applyScan(trx, auth, await prepareScan(reads, input), null, reads)
+}
+
+/**
+ * A scan's time and references, checked and resolved: what refuses a scan before it writes
+ * anything (only `ApiError`s, after reads that cannot fail otherwise).
+ */
+async function prepareScan(reads: ScanReads, input: CreateScanBody): Promise<PreparedScan> {
   const at = scanInstant(input.time)
-  const device = await resolveScanDevice(trx, auth, input.device_id)
+  const device = await reads.device(input.device_id)
   // Read under the operator's lock (see lockOperators in sessions/lifecycle.ts): a concurrent PATCH
   // that deactivates the operator commits before this read or waits until this scan commits. The
   // same lock makes a replay of a `client_scan_id` wait for the first one to commit, then find it.
-  const operator = await resolveOperator(trx, auth, input, { lock: true })
-  if (input.client_scan_id !== undefined) {
-    const first = await findScanByClientId(trx, auth, device.code, input.client_scan_id)
-    if (first) return toScan(first)
-  }
+  const operator = await reads.operator(input)
+  const replay =
+    input.client_scan_id === undefined ? undefined : await reads.recorded(device.code, input.client_scan_id)
+  return { input, at, device, operator, replay }
+}
+
+/** Applies a prepared scan: its outcome, its row and event, and its session's change. */
+async function applyScan(
+  trx: Trx,
+  auth: AuthContext,
+  prepared: PreparedScan,
+  clockSkewMs: number | null,
+  reads: ScanReads,
+): Promise<Scan> {
+  if (prepared.replay) return toScan(prepared.replay)
+  const { input, at, device, operator } = prepared
   const direction = input.direction ?? 'auto'
 
-  const outcome = await decide(trx, auth, { operator, device, at, direction })
+  const outcome = await decide(trx, auth, { operator, device, at, direction }, reads)
   const row: ScanRow = {
     id: newId('scn'),
     ...ownedBy(auth),
@@ -86,7 +154,7 @@ export async function recordScan(
     clock_skew_ms: clockSkewMs,
     operator_name: operator.name,
   }
-  await insertScan(trx, row)
+  await reads.insert(row)
   const scan = toScan(row)
   await recordEvent(trx, auth, `scan.${outcome.result}`, scan)
   // Changed after the scan is recorded, so a receiver reads `scan.checked_out` (or the break's
@@ -102,13 +170,14 @@ async function decide(
   trx: Trx,
   auth: AuthContext,
   scan: { operator: OperatorRow; device: DeviceRow; at: number; direction: Direction },
+  reads: ScanReads,
 ): Promise<Outcome> {
   const { operator, at, direction } = scan
   if (operator.is_active !== 1) return { result: 'flagged', reason: 'inactive_operator' }
-  if (await findAcceptedScanNear(trx, auth, operator.id, at, DUPLICATE_WINDOW_MS)) {
+  if (await reads.acceptedScanNear(operator.id, at)) {
     return { result: 'flagged', reason: 'duplicate_scan' }
   }
-  const { open, closed } = await openSessionAt(trx, auth, operator.id, at)
+  const { open, closed } = await reads.openSessionAt(operator.id, at)
   // Only `auto` and `in` check in after the closure: any other scan reports the closure it caused.
   if (closed && direction !== 'auto' && direction !== 'in') {
     return { result: 'flagged', reason: 'max_shift_exceeded', sessionId: closed.id }
@@ -116,14 +185,14 @@ async function decide(
   // A late scan from before the session now open belongs to a past the record has moved on from.
   if (open && at < open.check_in_at) return { result: 'flagged', reason: 'out_of_order' }
   if (direction === 'break_start' || direction === 'break_end') {
-    return decideBreak(trx, auth, operator, open, direction, at)
+    return decideBreak(trx, auth, operator, open, direction, at, reads)
   }
   if (open && direction !== 'in') {
     if (at === open.check_in_at) return { result: 'flagged', reason: 'invalid_time_range' }
     // A check-out before a break the session already recorded comes late, as one before its check-in.
     if (!checkOutFollowsBreaks(open, at)) return { result: 'flagged', reason: 'out_of_order' }
     // Completing a session of a closed pay period would change payroll's closed month.
-    if (await inClosedPeriod(trx, auth, open.work_date)) return { result: 'flagged', reason: 'period_closed' }
+    if (await reads.inClosedPeriod(open.work_date)) return { result: 'flagged', reason: 'period_closed' }
     return { result: 'checked_out', open }
   }
   if (open) return { result: 'flagged', reason: 'already_checked_in' }
@@ -131,8 +200,8 @@ async function decide(
     return { result: 'flagged', reason: 'out_of_order' }
   }
   if (direction === 'out') return { result: 'flagged', reason: 'no_open_session' }
-  const workDate = await checkInWorkDate(trx, auth, scan.device, at)
-  if (await inClosedPeriod(trx, auth, workDate)) return { result: 'flagged', reason: 'period_closed' }
+  const workDate = await reads.workDate(scan.device, at)
+  if (await reads.inClosedPeriod(workDate)) return { result: 'flagged', reason: 'period_closed' }
   return { result: 'checked_in', sessionId: (await checkIn(trx, auth, { ...scan, workDate })).id }
 }
 
@@ -148,6 +217,7 @@ async function decideBreak(
   open: SessionRow | undefined,
   direction: 'break_start' | 'break_end',
   at: number,
+  reads: ScanReads,
 ): Promise<Outcome> {
   if (!open) {
     const late = await isOutOfOrder(trx, auth, operator.id, at, false)
@@ -155,7 +225,7 @@ async function decideBreak(
   }
   const change = breakScanOf(open, direction, at)
   if ('reason' in change) return { result: 'flagged', reason: change.reason }
-  if (await inClosedPeriod(trx, auth, open.work_date)) return { result: 'flagged', reason: 'period_closed' }
+  if (await reads.inClosedPeriod(open.work_date)) return { result: 'flagged', reason: 'period_closed' }
   return {
     result: direction === 'break_start' ? 'break_started' : 'break_ended',
     open,
@@ -254,10 +324,16 @@ export async function checkScanBatch(
 
 /**
  * Scans a device synced at once (it was offline), checked by `checkScanBatch`: applied in `time`
- * order, so an offline day replays as it happened, in one transaction with a savepoint each, so
- * one refused scan never stops the others while 500 scans cost one commit, not 500. Each is
- * applied exactly as `POST /v1/scans` applies it (its operator locked until the batch commits).
- * Answers in input order.
+ * order, so an offline day replays as it happened, each exactly as `POST /v1/scans` applies it
+ * (its operator locked until the batch commits), in one transaction: 500 scans cost one commit,
+ * not 500. Answers in input order.
+ *
+ * One refused scan never stops the others. A scan is refused before it writes anything (a bad time,
+ * an unknown operator: `prepareScan`), so the items are applied together, reading what they need
+ * in a few statements for all of them (`readForBatch`) rather than a dozen each, with no savepoint
+ * of their own. A failure once an item writes (a statement that fails) is unexpected: the batch's
+ * work is rolled back to its savepoint and done again item by item, each in a savepoint of its own,
+ * so that item's slot is its error and the others keep their outcome.
  */
 export async function recordScanBatch(
   trx: Trx,
@@ -266,11 +342,48 @@ export async function recordScanBatch(
 ): Promise<BatchOutcome[]> {
   const outcomes: BatchOutcome[] = new Array(batch.size)
   for (const [index, error] of batch.refused) outcomes[index] = { error }
+  const start = await savepoint(trx, 'scan_batch')
+  try {
+    await applyTogether(trx, auth, batch, outcomes)
+  } catch {
+    await start.rollback()
+    await applyEachInSavepoint(trx, auth, batch, outcomes)
+  }
+  await start.release()
+  return outcomes
+}
+
+const skewOf = (scan: CreateScanBody, batch: CheckedBatch) =>
+  scan.time === undefined ? null : batch.clockSkewMs
+
+async function applyTogether(trx: Trx, auth: AuthContext, batch: CheckedBatch, outcomes: BatchOutcome[]) {
+  const reads = await readForBatch(trx, auth, batch.apply)
+  for (const { scan, index } of batch.apply) {
+    let prepared: PreparedScan
+    try {
+      prepared = await prepareScan(reads, scan)
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error
+      outcomes[index] = { error }
+      continue
+    }
+    outcomes[index] = { scan: await applyScan(trx, auth, prepared, skewOf(scan, batch), reads) }
+  }
+  await reads.flush()
+}
+
+async function applyEachInSavepoint(
+  trx: Trx,
+  auth: AuthContext,
+  batch: CheckedBatch,
+  outcomes: BatchOutcome[],
+) {
+  const reads = readEachTime(trx, auth)
   for (const { scan, index } of batch.apply) {
     const before = await savepoint(trx, 'batch_scan')
     try {
       outcomes[index] = {
-        scan: await recordScan(trx, auth, scan, scan.time === undefined ? null : batch.clockSkewMs),
+        scan: await applyScan(trx, auth, await prepareScan(reads, scan), skewOf(scan, batch), reads),
       }
     } catch (error) {
       await before.rollback()
@@ -278,7 +391,188 @@ export async function recordScanBatch(
     }
     await before.release()
   }
-  return outcomes
+}
+
+/** `readForBatch`'s reads, and the scans it holds back to write together. */
+type BatchReads = ScanReads & { flush(): Promise<void> }
+
+/**
+ * What a batch's items read, read once for all of them at the start of its transaction:
+ * - its devices (one, from a kiosk) and their locations' time zones;
+ * - its operators, by id or ident, locked in one statement (in id order, as lockOperators does);
+ * - after those locks, as `prepareScan` reads one: the scans of its `client_scan_id`s, each
+ *   operator's accepted scans around the items' times (the duplicate window), and its operators'
+ *   open sessions, locked;
+ * - whether a closed pay period holds any of the work dates the items can touch (it takes the
+ *   pay-period lock, shared, as each item would, so no period closes before the batch commits).
+ * The scans the items record are kept here (a replay later in the batch, the duplicate window)
+ * and written together at the end (`flush`). An operator's open session is known from the batch's
+ * read until an item of that operator reads it: that item may change it, so the next asks the
+ * database. Whatever the batch's reads do not answer (an operator named in a way the read missed,
+ * a scan without a time, a date not read), the database answers, as for a scan alone.
+ */
+async function readForBatch(trx: Trx, auth: AuthContext, items: CheckedBatch['apply']): Promise<BatchReads> {
+  const alone = readEachTime(trx, auth)
+  const now = Date.now()
+  const scans = items.map(({ scan }) => scan)
+
+  const devices = new Map<string, DeviceRow | ApiError>()
+  for (const code of new Set(scans.map((scan) => scan.device_id))) {
+    devices.set(code, await resolveScanDevice(trx, auth, code).catch(refusal))
+  }
+  const deviceOf = (code: string) => {
+    const device = devices.get(code)
+    return device === undefined || device instanceof ApiError ? undefined : device
+  }
+
+  const ids = scans.flatMap((scan) => (scan.operator_id === undefined ? [] : [scan.operator_id]))
+  const idents = scans.flatMap((scan) =>
+    scan.operator_id === undefined && scan.operator_ident !== undefined ? [scan.operator_ident] : [],
+  )
+  const operators =
+    ids.length + idents.length === 0 ? [] : await lockOperatorsNamed(trx, auth, unique(ids), unique(idents))
+  const byId = new Map(operators.map((operator) => [operator.id, operator]))
+  const byIdent = new Map(operators.map((operator) => [operator.ident, operator]))
+  /** The operator a scan names, as `resolveOperator` would answer it; undefined: ask it. */
+  const operatorOf = (scan: CreateScanBody) => {
+    const { operator_id: id, operator_ident: ident } = scan
+    const operator = id !== undefined ? byId.get(id) : ident !== undefined ? byIdent.get(ident) : undefined
+    return operator && (ident === undefined || operator.ident === ident) ? operator : undefined
+  }
+
+  const recorded = new Map<string, ScanRow>()
+  const clientKey = (deviceCode: string, clientScanId: string) => `${deviceCode}\n${clientScanId}`
+  const clientIds = new Map<string, Set<string>>()
+  for (const scan of scans) {
+    const device = deviceOf(scan.device_id)
+    if (device && scan.client_scan_id !== undefined) {
+      const set = clientIds.get(device.code) ?? new Set()
+      clientIds.set(device.code, set.add(scan.client_scan_id))
+    }
+  }
+  for (const [deviceCode, set] of clientIds) {
+    for (const row of await findScansByClientIds(trx, auth, deviceCode, [...set])) {
+      if (row.client_scan_id !== null) recorded.set(clientKey(deviceCode, row.client_scan_id), row)
+    }
+  }
+
+  // Per operator, one window of scan times that covers every duplicate window its items can ask
+  // about: [earliest − 60 s, latest + 60 s], open-ended for a scan without a time (it is now,
+  // whenever it is applied).
+  const windows = new Map<string, ScanWindow>()
+  const workDates = new Set<string>()
+  const zones = new Map<string | null, string>()
+  const zoneOf = async (locationId: string | null) => {
+    let zone = zones.get(locationId)
+    if (zone === undefined) {
+      zone = await timeZoneAt(trx, auth, locationId)
+      zones.set(locationId, zone)
+    }
+    return zone
+  }
+  for (const scan of scans) {
+    const operator = operatorOf(scan)
+    const device = deviceOf(scan.device_id)
+    const at = scan.time === undefined ? now : timeOf(scan.time)
+    if (!operator || !device || at === undefined) continue
+    const from = at - DUPLICATE_WINDOW_MS
+    const to = scan.time === undefined ? undefined : at + DUPLICATE_WINDOW_MS
+    const known = windows.get(operator.id)
+    windows.set(
+      operator.id,
+      known === undefined
+        ? { operatorId: operator.id, from, to }
+        : {
+            operatorId: operator.id,
+            from: Math.min(from, known.from),
+            to: known.to === undefined || to === undefined ? undefined : Math.max(to, known.to),
+          },
+    )
+    if (scan.time !== undefined) workDates.add(calendarDate(at, await zoneOf(device.location_id)))
+  }
+  const accepted = new Map<string, number[]>()
+  const addAccepted = (operatorId: string, at: number) => {
+    const times = accepted.get(operatorId)
+    if (times) times.push(at)
+    else accepted.set(operatorId, [at])
+  }
+  if (windows.size > 0) {
+    for (const row of await findAcceptedScanTimes(trx, auth, [...windows.values()])) {
+      addAccepted(row.operator_id, row.scanned_at)
+    }
+  }
+  const covers = (operatorId: string, at: number) => {
+    const window = windows.get(operatorId)
+    return (
+      window !== undefined &&
+      window.from <= at - DUPLICATE_WINDOW_MS &&
+      (window.to === undefined || at + DUPLICATE_WINDOW_MS <= window.to)
+    )
+  }
+
+  const untouched = new Set(operators.map((operator) => operator.id))
+  const open = new Map<string, SessionRow>()
+  if (operators.length > 0) {
+    for (const session of await lockOpenSessionsOf(trx, auth, [...untouched])) {
+      open.set(session.operator_id, session)
+      workDates.add(session.work_date)
+    }
+  }
+  const openDates =
+    workDates.size > 0 && (await closedPeriodHolding(trx, auth, [...workDates])) === undefined
+      ? workDates
+      : new Set<string>()
+
+  const pending: ScanRow[] = []
+  return {
+    device: async (code) => {
+      const device = devices.get(code)
+      if (device instanceof ApiError) throw device
+      return device ?? alone.device(code)
+    },
+    operator: async (input) => operatorOf(input) ?? alone.operator(input),
+    recorded: async (deviceCode, clientScanId) => {
+      // Every `client_scan_id` of the batch was read for its device, and the batch's own are kept:
+      // one of those not found is not recorded.
+      const row = recorded.get(clientKey(deviceCode, clientScanId))
+      if (row || clientIds.get(deviceCode)?.has(clientScanId)) return row
+      return alone.recorded(deviceCode, clientScanId)
+    },
+    acceptedScanNear: async (operatorId, at) => {
+      const times = accepted.get(operatorId) ?? []
+      if (times.some((t) => t > at - DUPLICATE_WINDOW_MS && t < at + DUPLICATE_WINDOW_MS)) return true
+      return covers(operatorId, at) ? false : alone.acceptedScanNear(operatorId, at)
+    },
+    openSessionAt: async (operatorId, at) => {
+      const first = untouched.delete(operatorId)
+      return first && !open.has(operatorId) ? {} : alone.openSessionAt(operatorId, at)
+    },
+    workDate: async (device, at) => calendarDate(at, await zoneOf(device.location_id)),
+    inClosedPeriod: async (workDate) => (openDates.has(workDate) ? false : alone.inClosedPeriod(workDate)),
+    insert: async (row) => {
+      pending.push(row)
+      if (row.client_scan_id !== null) recorded.set(clientKey(row.device_code, row.client_scan_id), row)
+      if (row.result !== 'flagged') addAccepted(row.operator_id, row.scanned_at)
+    },
+    flush: () => insertScans(trx, pending),
+  }
+}
+
+const unique = <T>(values: T[]) => [...new Set(values)]
+
+/** An `ApiError` as a value (what refuses the items that name it); anything else is thrown. */
+function refusal(error: unknown): ApiError {
+  if (error instanceof ApiError) return error
+  throw error
+}
+
+/** A scan's given time, when it is one `scanInstant` accepts. */
+function timeOf(time: string): number | undefined {
+  try {
+    return scanInstant(time)
+  } catch {
+    return undefined
+  }
 }
 
 export function retrieveScan(db: Executor, auth: AuthContext, id: string): Promise<Scan> {
