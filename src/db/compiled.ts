@@ -11,6 +11,7 @@ import {
   SqliteAdapter,
   ValueNode,
 } from 'kysely'
+import { writeOrHold } from './held-writes.js'
 import type { Database } from './schema.js'
 import { executeInTransaction } from './transaction-connection.js'
 import type { Dialect, Executor, Trx } from './types.js'
@@ -239,7 +240,8 @@ export function compiledInsert<T extends keyof Database>(
 
 /**
  * The INSERT of `count` whole rows of `table` in one statement (one round trip on PostgreSQL),
- * compiled once; it takes exactly `count` rows.
+ * compiled once; it takes exactly `count` rows. In a transaction that holds writes (held-writes.ts)
+ * it is held, and sent with the transaction's next statement.
  */
 export function compiledInsertRows<T extends keyof Database>(
   table: T,
@@ -256,10 +258,19 @@ export function compiledInsertRows<T extends keyof Database>(
     )
     return db.insertInto(table as string).values(values) as unknown as Compilable<never>
   })
-  return withParams(statement, (rows) => {
+  type Rows = ReadonlyArray<Selectable<Database[T]>>
+  const insert = withParams(statement, (rows: Rows) => {
     if (rows.length !== count) throw new Error(`compiled insert: ${rows.length} rows given for ${count}`)
     return rows
   })
+  const run = (db: Executor, rows: Rows) =>
+    db.isTransaction ? writeOrHold<never>(db as Trx, insert.compile(db, rows)) : insert.run(db, rows)
+  return {
+    run,
+    rows: async (db, rows) => (await run(db, rows)).rows,
+    first: async (db, rows) => (await run(db, rows)).rows[0],
+    compile: insert.compile,
+  }
 }
 
 /** `statement`, taking parameters that `toParams` turns into its own (or refuses, by throwing). */

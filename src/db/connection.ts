@@ -3,6 +3,7 @@ import path from 'node:path'
 import { PostgresAdapter, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
 import { signallingKysely } from './commit-signals.js'
+import { holdingWritesDialect } from './held-writes.js'
 import { PostgresSignals } from './postgres-signals.js'
 import { SQLite } from './sqlite/addon.js'
 import { type GroupCommitStats, ServiceSqliteDialect } from './sqlite/driver.js'
@@ -50,7 +51,9 @@ export function openDatabase(url: string, options: OpenOptions = {}): DatabaseHa
     return { db: signallingKysely(dialect), groupCommits: dialect.groupCommits }
   }
   const pool = postgresPool(url)
-  return { db: signallingKysely(new PostgresDialect({ pool }), new PostgresSignals(url, pool)) }
+  // Connections that can hold a transaction's writes for its next statement (held-writes.ts).
+  const dialect = holdingWritesDialect(new PostgresDialect({ pool }))
+  return { db: signallingKysely(dialect, new PostgresSignals(url, pool)) }
 }
 
 function sqliteDialect(url: string, options: OpenOptions): ServiceSqliteDialect {

@@ -1,6 +1,7 @@
 import { errors } from '../../core/errors.js'
 import type { AuthContext } from '../../core/identity.js'
 import { instantOf } from '../../core/instants.js'
+import { holdWrites } from '../../db/held-writes.js'
 import type { ReviewStatus, StoredBreak } from '../../db/schema.js'
 import type { Executor, Trx } from '../../db/types.js'
 import { changedFields, previousAttributes } from '../../lib/changes.js'
@@ -10,6 +11,7 @@ import { recordEvent, recordEvents } from '../events/outbox.js'
 import { resolveLocation, timeZoneAt } from '../locations/service.js'
 import { lockOperatorsById, type OperatorRow, resolveOperator } from '../operators/service.js'
 import { assertPeriodOpen, closedPeriodHolding } from '../pay-periods/service.js'
+import { resolveReference } from '../shared/references.js'
 import {
   createResource,
   lockResource,
@@ -29,6 +31,8 @@ import {
 } from './breaks.js'
 import { breakMinutesOf } from './hours.js'
 import {
+  type DeviceWithZone,
+  findDevicesWithZone,
   findOpenSession,
   findOverlappingSession,
   findSession,
@@ -250,33 +254,61 @@ async function changeSession(
 }
 
 /**
- * The location of a session: the one named in the request, else (on create) the device's own.
- * `null` in a PATCH removes it.
+ * The location a request names: its row, `null` (in a PATCH, removing it), or undefined when the
+ * request names none.
  */
+async function namedLocation(
+  trx: Trx,
+  auth: AuthContext,
+  input: { location_id?: string | null; location_name?: string },
+): Promise<{ id: string; timezone: string } | null | undefined> {
+  if (input.location_id === null) return null
+  if (input.location_id === undefined && input.location_name === undefined) return undefined
+  return resolveLocation(trx, auth, { id: input.location_id, name: input.location_name })
+}
+
+/** The location an edit sets: the one named in the request; `null` removes it. */
 async function locationFor(
   trx: Trx,
   auth: AuthContext,
   input: { location_id?: string | null; location_name?: string },
 ): Promise<string | null | undefined> {
-  if (input.location_id === null) return null
-  if (input.location_id === undefined && input.location_name === undefined) return undefined
-  const location = await resolveLocation(trx, auth, { id: input.location_id, name: input.location_name })
-  return location.id
+  const location = await namedLocation(trx, auth, input)
+  return location ? location.id : location
+}
+
+/**
+ * `device_id` of a create: the device, with its location's time zone read in the same statement
+ * (`findDevicesWithZone`), where `resolveDevice` and then `timeZoneAt` would be two round trips on
+ * PostgreSQL.
+ */
+function resolveDeviceWithZone(trx: Trx, auth: AuthContext, code: string): Promise<DeviceWithZone> {
+  return resolveReference(auth, {
+    resource: 'device',
+    param: 'device_id',
+    value: code,
+    lookup: (owner) => findDevicesWithZone(trx, owner, code),
+    unknown: errors.unknownDevice,
+  })
 }
 
 /** A session entered through the API: completed, and flagged `manual_api_entry` for review. */
 export async function createSession(trx: Trx, auth: AuthContext, input: CreateSessionBody): Promise<Session> {
   // The operator's lock (see lockOperators) is taken by the look-up itself.
   const operator = await resolveOperator(trx, auth, input, { lock: true })
-  const device = await resolveDevice(trx, auth, input.device_id)
-  const locationId = (await locationFor(trx, auth, input)) ?? device.location_id
+  const device = await resolveDeviceWithZone(trx, auth, input.device_id)
+  // The location the request names, else the device's own (a create has none to remove: `null` too).
+  const location = (await namedLocation(trx, auth, input)) ?? {
+    id: device.location_id,
+    timezone: device.location_timezone,
+  }
   const checkInAt = instantOf(input.check_in.time, 'check_in.time')
   refuseConflictingBreakMinutes(input, [])
   const fields: NewSession = {
     operator_id: operator.id,
     operator_ident: operator.ident,
     device_code: device.code,
-    location_id: locationId,
+    location_id: location.id,
     check_in_at: checkInAt,
     check_out_at: instantOf(input.check_out.time, 'check_out.time'),
     break_minutes: input.break_minutes ?? 0,
@@ -287,12 +319,17 @@ export async function createSession(trx: Trx, auth: AuthContext, input: CreateSe
     flag_reason: 'manual_api_entry',
     source: 'api',
     status: 'completed',
-    work_date: await workDateOf(trx, auth, checkInAt, locationId),
+    // UTC without a location, as `timeZoneAt` says.
+    work_date: calendarDate(checkInAt, location.timezone ?? 'UTC'),
     ...AWAITING_REVIEW,
   }
   checkTimes(fields)
   await refuseOverlap(trx, auth, fields)
   await assertWorkDatesOpen(trx, auth, null, fields.work_date)
+  // Every check is done: on PostgreSQL the row, its revision and its events go as one statement,
+  // with the transaction's next one (db/held-writes.ts). None of them can be refused but by a bug:
+  // the session is completed, so the one-open-session index does not hold it, and the rest are new ids.
+  await holdWrites(trx)
   const session = await startSession(trx, auth, fields, 'created')
   await recordEvents(trx, auth, ['session.completed', 'session.flagged'], session)
   return session

@@ -2,7 +2,13 @@ import type { Selectable } from 'kysely'
 import type { AuthContext } from '../../core/identity.js'
 import { compiled, compiledInsert } from '../../db/compiled.js'
 import { indexedConstant, supportsRowLocks } from '../../db/connection.js'
-import { type ReviewStatus, type SessionRevisionsTable, type SessionsTable, toFlag } from '../../db/schema.js'
+import {
+  type DevicesTable,
+  type ReviewStatus,
+  type SessionRevisionsTable,
+  type SessionsTable,
+  toFlag,
+} from '../../db/schema.js'
 import { type Owner, ownedBy, ownedRowFinder } from '../../db/scope.js'
 import type { Executor, Trx } from '../../db/types.js'
 import { newId } from '../../lib/ids.js'
@@ -189,6 +195,34 @@ export async function findOpenSessionsCheckedInBefore(db: Executor, before: numb
 
 export const findSession = ownedRowFinder('sessions', { undeleted: true })
 
+/** A device as a create reads it: the row, and the time zone of its location (null: none). */
+export type DeviceWithZone = Selectable<DevicesTable> & { location_timezone: string | null }
+
+/**
+ * The owner's device with this code, and its location's time zone in the same statement: a create
+ * needs both (the zone fixes the work date), and on PostgreSQL two statements are two round trips.
+ * The location is the device's own account's and mode's, as `timeZoneAt` reads it.
+ */
+const devicesWithZone = compiled((db, p: Owner & { code: string }) =>
+  db
+    .selectFrom('devices as d')
+    .leftJoin('locations as l', (join) =>
+      join
+        .onRef('l.id', '=', 'd.location_id')
+        .onRef('l.account_id', '=', 'd.account_id')
+        .onRef('l.livemode', '=', 'd.livemode'),
+    )
+    .selectAll('d')
+    .select('l.timezone as location_timezone')
+    .where('d.account_id', '=', p.account_id)
+    .where('d.livemode', '=', p.livemode)
+    .where('d.code', '=', p.code),
+)
+
+export function findDevicesWithZone(db: Executor, owner: Owner, code: string): Promise<DeviceWithZone[]> {
+  return devicesWithZone.rows(db, { ...owner, code })
+}
+
 export async function findOpenSession(trx: Trx, auth: AuthContext, operatorId: string) {
   return visible(trx, auth)
     .where('operator_id', '=', operatorId)
@@ -356,45 +390,29 @@ export async function insertRevision(
 ) {
   await insertRevisionRow.run(trx, {
     id: newId('rev'),
-    sessionId,
-    accountId: auth.accountId,
+    session_id: sessionId,
+    account_id: auth.accountId,
     livemode: toFlag(auth.livemode),
     action,
-    keyId: auth.keyId,
-    now: Date.now(),
+    key_id: auth.keyId,
+    created_at: Date.now(),
     before: before === null ? null : JSON.stringify(before),
     after: after === null ? null : JSON.stringify(after),
   })
 }
 
-/** One in every create and edit: compiled once (db/compiled.ts). */
-const insertRevisionRow = compiled(
-  (
-    db,
-    p: {
-      id: string
-      sessionId: string
-      accountId: string
-      livemode: 0 | 1
-      action: string
-      keyId: string
-      now: number
-      before: string | null
-      after: string | null
-    },
-  ) =>
-    db.insertInto('session_revisions').values({
-      id: p.id,
-      session_id: p.sessionId,
-      account_id: p.accountId,
-      livemode: p.livemode,
-      action: p.action,
-      key_id: p.keyId,
-      created_at: p.now,
-      before: p.before,
-      after: p.after,
-    }),
-)
+/** One in every create and edit: compiled once (db/compiled.ts), held where the create holds writes. */
+const insertRevisionRow = compiledInsert('session_revisions', {
+  id: true,
+  session_id: true,
+  account_id: true,
+  livemode: true,
+  action: true,
+  key_id: true,
+  created_at: true,
+  before: true,
+  after: true,
+})
 
 export async function listRevisionRows(
   db: Executor,
