@@ -47,6 +47,8 @@ export interface AppDependencies {
   db: Db
   /** Shared rate-limit counters; the app closes it on shutdown. */
   redis?: Redis
+  /** Where the log lines go (stdout when absent): a test reads what the service would log. */
+  logStream?: { write(line: string): void }
 }
 
 const PURGE_INTERVAL_MS = 10 * 60 * 1000
@@ -55,7 +57,7 @@ const PURGE_INTERVAL_MS = 10 * 60 * 1000
  * Builds the HTTP app from its dependencies; the caller has run migrations. The app owns `db` and
  * `redis` from here on and closes them when it closes.
  */
-export async function buildApp({ config, db, redis }: AppDependencies): Promise<FastifyInstance> {
+export async function buildApp({ config, db, redis, logStream }: AppDependencies): Promise<FastifyInstance> {
   const app = Fastify({
     logger: {
       level: config.logLevel,
@@ -70,6 +72,7 @@ export async function buildApp({ config, db, redis }: AppDependencies): Promise<
         '*.pin',
         '*.pin_ciphertext',
       ],
+      ...(logStream ? { stream: logStream } : {}),
     },
     bodyLimit: BODY_LIMIT_BYTES,
     requestIdHeader: false,

@@ -33,7 +33,7 @@ export interface TestApp {
  */
 export async function buildTestApp(
   overrides: Partial<Config> = {},
-  dependencies: { redis?: Redis; database?: TestDatabase } = {},
+  dependencies: { redis?: Redis; database?: TestDatabase; logStream?: { write(line: string): void } } = {},
 ): Promise<TestApp> {
   // Two apps may share one database (as two API processes would): pass the first one's `database`.
   const database = dependencies.database ?? (await createTestDatabase())
@@ -48,7 +48,8 @@ export async function buildTestApp(
   }
   const { db, groupCommits } = openServiceDatabase(config)
   await migrateToLatest(db)
-  const app = await buildApp({ config, db, redis: dependencies.redis })
+  // Logs are silent unless a test turns them up (`logLevel`) and reads them (`logStream`).
+  const app = await buildApp({ config, db, redis: dependencies.redis, logStream: dependencies.logStream })
   await app.ready()
   return {
     app,
