@@ -88,6 +88,8 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the devices page, on a $name'
 
     browser = await launchChromium()
     ;({ page, errors: consoleErrors } = await consolePage(browser, screen))
+    // The page's clock, flowing as the real one until a test moves it past a code's expiry.
+    await page.clock.install()
     await signIn(page, base, key)
     // A build of the console, a browser and a service, on a machine shared with other suites.
   }, 90_000)
@@ -231,6 +233,33 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the devices page, on a $name'
     await expect.poll(async () => (await deviceOverApi('GATE-N')).require_pin).toBe(true)
   })
 
+  it('says when a code has expired; New code makes another and voids the first', async () => {
+    await page.getByRole('button', { name: 'Pair GATE-S', exact: true }).click()
+    const panel = pairingPanel('GATE-S')
+    const first = (await panel.locator('.pairing-code').innerText()).trim()
+    expect(first).toMatch(PAIRING_CODE)
+    await page.clock.fastForward('10:01')
+    await panel.getByRole('status').getByText('This code has expired: make a new one.').waitFor()
+    expect(await panel.locator('.pairing-code-expired').innerText()).toBe(first)
+    expect(await panel.innerText()).not.toContain('Expires at')
+    expect(await accessibilityViolations(page), 'expired code').toEqual([])
+
+    // Back to the service's time, as the page's clock was.
+    await page.clock.setSystemTime(new Date())
+    await panel.getByRole('button', { name: 'New code' }).click()
+    await expect.poll(async () => (await panel.locator('.pairing-code').innerText()).trim()).not.toBe(first)
+    const second = (await panel.locator('.pairing-code').innerText()).trim()
+    expect(second).toMatch(PAIRING_CODE)
+    // The page's clock is read again each second.
+    await expect.poll(() => panel.getByRole('status').innerText()).toBe('')
+    expect(await panel.innerText()).toMatch(/Expires at \d{2}:\d{2} \(in (10:00|9:[0-5]\d)\)/)
+    const voided = await pairFrom(t, first)
+    expect(voided.status).toBe(422)
+    expect(errorOf(voided).code).toBe('invalid_pairing_code')
+    await panel.getByRole('button', { name: 'Done' }).click()
+    expect((await deviceOverApi('GATE-S')).paired).toBe(false)
+  })
+
   it("shows the API's refusal in words with its request id: a device deleted meanwhile", async () => {
     const south = devices['GATE-S']?.id ?? ''
     expect((await api().delete(`/v1/devices/${south}`)).status).toBe(200)
@@ -255,7 +284,8 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the devices page, on a $name'
     await openFromMenu(page, 'Operators')
     await page.getByRole('heading', { name: 'Operators', level: 1 }).waitFor()
     const row = page.getByRole('row').filter({ has: page.getByRole('button', { name: 'Deactivate W-001' }) })
-    expect(await row.getByText('none', { exact: true }).isVisible()).toBe(true)
+    // No PIN yet: the row (once the list is read) says "none".
+    await row.getByText('none', { exact: true }).waitFor()
     await row.getByRole('button', { name: 'Set the PIN of W-001' }).click()
     const input = page.getByLabel('New PIN for W-001 (4 to 8 digits)')
     expect(await input.getAttribute('type')).toBe('password')

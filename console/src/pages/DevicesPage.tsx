@@ -114,32 +114,31 @@ function PairingCodePanel({
   return (
     <section ref={panel} class="pairing" aria-label={title} tabIndex={-1}>
       <h2>{title}</h2>
-      {paired ? (
-        <p class="pairing-done" role="status">
-          Paired: the tablet at {device.code} holds its key and can scan.
-        </p>
-      ) : (
+      {!paired && (
         <>
           <p class={expired ? 'pairing-code pairing-code-expired' : 'pairing-code'}>{code.code}</p>
-          <p role="status">
-            {expired ? (
-              <strong>This code has expired: make a new one.</strong>
-            ) : (
-              <>
-                Expires at <time dateTime={code.expires_at}>{clockTime.format(expiresAt)}</time>{' '}
-                <span class="muted">(in {minutesAndSeconds(expiresAt - now)})</span>; it pairs one tablet,
-                once.
-              </>
-            )}
-          </p>
-          <p>
-            On the tablet at the gate, open{' '}
-            <strong class="kiosk-address">{`${window.location.origin}/kiosk`}</strong> and enter this code.
-            {wasPaired &&
-              ' The tablet paired now stops scanning as soon as the code is used: pairing replaces its key.'}
-            {waiting && ' This page says when the tablet has paired.'}
-          </p>
+          {/* The countdown is no live region: a screen reader would read it out every second. */}
+          {!expired && (
+            <p>
+              Expires at <time dateTime={code.expires_at}>{clockTime.format(expiresAt)}</time>{' '}
+              <span class="muted">(in {minutesAndSeconds(expiresAt - now)})</span>; it pairs one tablet, once.
+            </p>
+          )}
         </>
+      )}
+      {/* One live region, there from the start, says what changed: paired, or the code expired. */}
+      <p role="status" class={paired ? 'pairing-status pairing-done' : 'pairing-status'}>
+        {paired && `Paired: the tablet at ${device.code} holds its key and can scan.`}
+        {expired && <strong>This code has expired: make a new one.</strong>}
+      </p>
+      {!paired && (
+        <p>
+          On the tablet at the gate, open{' '}
+          <strong class="kiosk-address">{`${window.location.origin}/kiosk`}</strong> and enter this code.
+          {wasPaired &&
+            ' The tablet paired now stops scanning as soon as the code is used: pairing replaces its key.'}
+          {waiting && ' This page says when the tablet has paired.'}
+        </p>
       )}
       <div class="actions">
         {!paired && (
