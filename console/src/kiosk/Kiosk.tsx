@@ -9,7 +9,8 @@ import {
   Unreachable,
 } from './api.js'
 import { ServiceClock } from './clock.js'
-import { Feedback, type FeedbackContent, IdleScreen, PairingScreen, QueueBanner } from './screens.js'
+import { sealPin } from './pin.js'
+import { Feedback, type FeedbackContent, IdleScreen, PairingScreen, PinPad, QueueBanner } from './screens.js'
 import {
   type Direction,
   enqueue,
@@ -18,7 +19,7 @@ import {
   readSetting,
   writeSetting,
 } from './storage.js'
-import { FLUSH_INTERVAL_MS, flushQueue } from './sync.js'
+import { type BatchRefusal, FLUSH_INTERVAL_MS, flushQueue } from './sync.js'
 import { flagWords, resultWord, scans } from './words.js'
 
 /** What pairing left in storage: the device key and the device it scans for. */
@@ -34,6 +35,28 @@ const FEEDBACK_MS = 4_000
 const REPEAT_MS = 10_000
 
 type Phase = 'loading' | 'pairing' | 'idle' | 'unpaired'
+
+/** What the action buttons say, for the PIN pad's line "W-001 · Check in or out". */
+const ACTION_NAMES: Record<Direction, string> = {
+  auto: 'Check in or out',
+  break_start: 'Start break',
+  break_end: 'End break',
+}
+
+/**
+ * After the service refused the queue as a whole (a 403, a 429, …), the automatic flushes wait this
+ * long, doubled at each refusal up to the most: sending the same refused batch every 30 s changes
+ * nothing, and a site lead reading the status line needs the kiosk to keep the scans, say why, and
+ * try again on its own. A `Retry-After` is taken as said. A reload tries at once.
+ */
+const REFUSAL_BACKOFF_MS = { first: 60_000, most: 15 * 60_000 }
+
+/** "15 minutes", "1 minute", "40 seconds": how long a worker is locked out, from `Retry-After`. */
+function duration(seconds: number): string {
+  if (seconds < 60) return `${seconds} ${seconds === 1 ? 'second' : 'seconds'}`
+  const minutes = Math.ceil(seconds / 60)
+  return `${minutes} ${minutes === 1 ? 'minute' : 'minutes'}`
+}
 
 const clock = new ServiceClock()
 /** One function for the page's life: the idle clock's ticking restarts when it changes. */
@@ -51,7 +74,11 @@ export function Kiosk() {
   const [current, setCurrent] = useState<CurrentDevice>()
   const [feedback, setFeedback] = useState<FeedbackContent>()
   const [queued, setQueued] = useState(0)
-  const [refused, setRefused] = useState(0)
+  const [refused, setRefused] = useState({ scans: 0, wrongPins: 0 })
+  /** The last refusal of the whole queue, as the status line says it, until a batch goes through. */
+  const [syncRefusal, setSyncRefusal] = useState<string>()
+  /** The badge and action waiting for their PIN, while the PIN pad shows. */
+  const [pinFor, setPinFor] = useState<{ ident: string; direction: Direction }>()
   /** The last input sent, and what was shown for it once answered (a repeat shows it again). */
   const last = useRef<{
     ident: string
@@ -62,6 +89,8 @@ export function Kiosk() {
   }>()
   const feedbackTimer = useRef<ReturnType<typeof setTimeout>>()
   const flushing = useRef<Promise<void>>()
+  /** After a refusal of the whole queue: no automatic flush before `until` (`performance.now()`). */
+  const backoff = useRef({ until: 0, delayMs: 0 })
 
   const show = useCallback((content: FeedbackContent) => {
     setFeedback(content)
@@ -71,14 +100,48 @@ export function Kiosk() {
 
   const countQueue = useCallback(async () => setQueued(await queueLength()), [])
 
+  const timezone = current?.location?.timezone ?? 'UTC'
+  /** For the callbacks below, which must not change (and restart the page's effects) with the zone. */
+  const zone = useRef(timezone)
+  zone.current = timezone
+  const cancelPin = useCallback(() => setPinFor(undefined), [])
+
+  /** The queue was refused as a whole: kept, said on the status line, tried again later. */
+  const waitAfter = useCallback((refusal: BatchRefusal) => {
+    const delayMs =
+      refusal.retryAfterSeconds !== undefined
+        ? refusal.retryAfterSeconds * 1000
+        : Math.min(backoff.current.delayMs * 2 || REFUSAL_BACKOFF_MS.first, REFUSAL_BACKOFF_MS.most)
+    backoff.current = { until: performance.now() + delayMs, delayMs }
+    const at = new Intl.DateTimeFormat(undefined, {
+      hour: '2-digit',
+      minute: '2-digit',
+      timeZone: zone.current,
+    }).format(clock.now() + delayMs)
+    setSyncRefusal(
+      `The service refused the waiting scans (HTTP ${refusal.status}): ${refusal.message} They are kept; next try at ${at}.`,
+    )
+  }, [])
+
   /** One flush at a time: a reconnect during the 30 s tick's flush joins it. */
   const flush = useCallback(
     (key: string) => {
+      if (performance.now() < backoff.current.until) return Promise.resolve()
       flushing.current ??= (async () => {
         try {
           const outcome = await flushQueue(key, clock)
-          if (outcome.refused > 0) setRefused((n) => n + outcome.refused)
+          if (outcome.refused > 0) {
+            setRefused((n) => ({
+              scans: n.scans + outcome.refused,
+              wrongPins: n.wrongPins + outcome.wrongPins,
+            }))
+          }
           if (outcome.unpaired) setPhase('unpaired')
+          if (outcome.refusal) waitAfter(outcome.refusal)
+          else if (outcome.sent + outcome.refused > 0) {
+            backoff.current = { until: 0, delayMs: 0 }
+            setSyncRefusal(undefined)
+          }
         } finally {
           flushing.current = undefined
           await countQueue()
@@ -86,10 +149,13 @@ export function Kiosk() {
       })()
       return flushing.current
     },
-    [countQueue],
+    [countQueue, waitAfter],
   )
 
-  /** The device, its location and the service's clock; a cached copy serves while offline. */
+  /**
+   * The device, its location, whether it requires PINs, the PIN key and the service's clock; while
+   * offline (or refused but for a 401) the copy kept from the last time serves.
+   */
   const refresh = useCallback(async (key: string) => {
     const sentAt = performance.now()
     try {
@@ -100,7 +166,7 @@ export function Kiosk() {
       setPhase('idle')
     } catch (error) {
       if (error instanceof KioskApiError && error.status === 401) setPhase('unpaired')
-      else if (!(error instanceof Unreachable)) throw error
+      else if (!(error instanceof Unreachable || error instanceof KioskApiError)) throw error
     }
   }, [])
 
@@ -122,18 +188,19 @@ export function Kiosk() {
     })()
   }, [countQueue, refresh, flush])
 
-  // Flushed on reconnect and every 30 s besides (a reconnect the browser does not notice).
+  // On reconnect and every 30 s besides (a reconnect the browser does not notice): the device read
+  // again (a manager may have turned require_pin on) and the queue flushed.
   useEffect(() => {
     if (!pairing) return
     const key = pairing.secret
-    const online = () => void flush(key)
+    const online = () => void refresh(key).then(() => flush(key))
     window.addEventListener('online', online)
     const timer = setInterval(online, FLUSH_INTERVAL_MS)
     return () => {
       window.removeEventListener('online', online)
       clearInterval(timer)
     }
-  }, [pairing, flush])
+  }, [pairing, refresh, flush])
 
   async function onPair(code: string): Promise<string | undefined> {
     try {
@@ -156,9 +223,33 @@ export function Kiosk() {
     }
   }
 
-  async function save(scan: QueuedScan) {
+  /**
+   * Into the queue, with its PIN sealed to the service's key: the PIN itself is never stored. False
+   * when it cannot be sealed (no WebCrypto outside a secure context): then nothing is kept.
+   */
+  async function keep(scan: QueuedScan, pin: string | undefined): Promise<boolean> {
+    if (pin !== undefined) {
+      try {
+        if (!current) throw new Error('no PIN key yet')
+        scan.pin_ciphertext = await sealPin(pin, current.pin_key)
+      } catch {
+        last.current = undefined
+        show({
+          kind: 'refused',
+          ident: scan.operator_ident,
+          time: Date.parse(scan.time),
+          note: 'The service cannot be reached and this tablet cannot keep a PIN safely. Try again later.',
+        })
+        return false
+      }
+    }
     await enqueue(scan)
     await countQueue()
+    return true
+  }
+
+  async function save(scan: QueuedScan, pin: string | undefined) {
+    if (!(await keep(scan, pin))) return
     const content: FeedbackContent = {
       kind: 'saved',
       ident: scan.operator_ident,
@@ -185,6 +276,28 @@ export function Kiosk() {
       if (!previous.shown) previous.repeatNote = note
       return show(previous.shown ? { ...previous.shown, note } : { kind: 'repeat', ident, note })
     }
+    if (current?.require_pin) return setPinFor({ ident, direction })
+    await capture(ident, direction, undefined)
+  }
+
+  /** The PIN pad's PIN: undefined closes the pad, a string is said on it (a wrong PIN: try again). */
+  async function onPin(pin: string): Promise<string | undefined> {
+    if (!pinFor) return undefined
+    const refusal = await capture(pinFor.ident, pinFor.direction, pin)
+    if (refusal === undefined) setPinFor(undefined)
+    return refusal
+  }
+
+  /**
+   * Sends the scan, or queues it when the service does not answer in 5 s (or answers 5xx). Answers
+   * what the PIN pad should say when the PIN was refused, so the worker can try again.
+   */
+  async function capture(
+    ident: string,
+    direction: Direction,
+    pin: string | undefined,
+  ): Promise<string | undefined> {
+    if (!pairing) return undefined
     const scan: QueuedScan = {
       client_scan_id: newClientScanId(),
       device_id: pairing.deviceCode,
@@ -192,12 +305,12 @@ export function Kiosk() {
       direction,
       time: new Date(clock.now()).toISOString(),
     }
-    last.current = { ident, direction, at: now }
+    last.current = { ident, direction, at: performance.now() }
     // Older scans go first: a scan sent past a queue would reach the service out of order.
     if ((await queueLength()) > 0) await flush(pairing.secret)
-    if ((await queueLength()) > 0) return save(scan)
+    if ((await queueLength()) > 0) return void (await save(scan, pin))
     try {
-      const recorded: Scan = await sendScan(pairing.secret, scan)
+      const recorded: Scan = await sendScan(pairing.secret, scan, pin)
       const content: FeedbackContent = {
         kind: 'scan',
         name: recorded.operator_name ?? recorded.operator_ident,
@@ -208,34 +321,55 @@ export function Kiosk() {
       const sent = last.current
       sent.shown = content
       show(sent.repeatNote ? { ...content, note: sent.repeatNote } : content)
+      return undefined
     } catch (error) {
       if (error instanceof Unreachable || (error instanceof KioskApiError && error.status >= 500)) {
-        return save(scan)
+        return void (await save(scan, pin))
       }
       if (error instanceof KioskApiError && error.status === 401) {
         // The key is revoked; the scan is kept for when the device is paired again.
-        await enqueue(scan)
-        await countQueue()
-        return setPhase('unpaired')
+        await keep(scan, pin)
+        setPhase('unpaired')
+        return undefined
       }
       // Refused: nothing was recorded, so the same input at once must be sent, not taken for a repeat.
       last.current = undefined
-      if (error instanceof KioskApiError) {
-        return show({
-          kind: 'refused',
-          ident,
-          time: Date.parse(scan.time),
-          note:
-            error.body.code === 'unknown_operator'
-              ? 'This badge is not known. Ask your manager.'
-              : error.body.message,
-        })
+      if (!(error instanceof KioskApiError)) throw error
+      const refusal = (note: string) => show({ kind: 'refused', ident, time: Date.parse(scan.time), note })
+      switch (error.body.code) {
+        case 'invalid_pin':
+          return 'Wrong PIN. Nothing was recorded. Try again: 5 wrong PINs in a row lock you out for 15 minutes.'
+        case 'pin_locked':
+          refusal(
+            `Too many wrong PINs: locked out for ${duration(error.retryAfterSeconds ?? 900)}. Ask your manager.`,
+          )
+          return undefined
+        case 'missing_param':
+          // A manager turned PINs on since the device was last read: read it again, then ask.
+          if (error.body.param === 'pin' && pairing) {
+            await refresh(pairing.secret)
+            setPinFor({ ident, direction })
+            return undefined
+          }
+          break
+        case 'unknown_operator':
+          refusal('This badge is not known. Ask your manager.')
+          return undefined
       }
-      throw error
+      refusal(error.body.message)
+      return undefined
     }
   }
 
-  const timezone = current?.location?.timezone ?? 'UTC'
+  const notes: string[] = []
+  if (refused.scans > 0) {
+    notes.push(
+      `${scans(refused.scans)} refused by the service and dropped${
+        refused.wrongPins > 0 ? ` (${refused.wrongPins} for a wrong PIN)` : ''
+      }.`,
+    )
+  }
+  if (syncRefusal) notes.push(syncRefusal)
   return (
     <main class="kiosk">
       {phase === 'loading' && <p class="kiosk-loading">Starting…</p>}
@@ -243,7 +377,15 @@ export function Kiosk() {
       {phase === 'unpaired' && (
         <PairingScreen onPair={onPair} notice="This device was unpaired. Pair it again to send its scans." />
       )}
-      {phase === 'idle' && (
+      {phase === 'idle' && pinFor && (
+        <PinPad
+          ident={pinFor.ident}
+          action={ACTION_NAMES[pinFor.direction]}
+          onPin={onPin}
+          onCancel={cancelPin}
+        />
+      )}
+      {phase === 'idle' && !pinFor && (
         <IdleScreen
           locationName={
             current?.location?.name ?? current?.device.name ?? current?.device.code ?? 'Time clock'
@@ -254,10 +396,7 @@ export function Kiosk() {
         />
       )}
       <Feedback content={feedback} timezone={timezone} />
-      <QueueBanner
-        queued={queued}
-        refused={refused === 0 ? undefined : `${scans(refused)} refused by the service and dropped.`}
-      />
+      <QueueBanner queued={queued} notes={notes} />
     </main>
   )
 }

@@ -21,6 +21,8 @@ export class KioskApiError extends Error {
   constructor(
     readonly status: number,
     readonly body: ApiErrorBody,
+    /** `Retry-After` in seconds, when the answer carried one (a 429: rate limit, PIN lockout). */
+    readonly retryAfterSeconds?: number,
   ) {
     super(body.message)
   }
@@ -69,20 +71,23 @@ async function call<T>(
     // Not the service's envelope (a proxy's page): as good as no answer.
     throw new Unreachable()
   }
-  throw new KioskApiError(response.status, error)
+  const retryAfter = Number(response.headers.get('retry-after') ?? Number.NaN)
+  throw new KioskApiError(response.status, error, Number.isFinite(retryAfter) ? retryAfter : undefined)
 }
 
 export const pair = (code: string) => call<DevicePairing>('POST', '/v1/device-pairings', undefined, { code })
 
 export const currentDevice = (key: string) => call<CurrentDevice>('GET', '/v1/devices/current', key)
 
-export const sendScan = (key: string, scan: QueuedScan) =>
+/** A scan sent at once; `pin` only travels in this request, it is never kept (`pin.ts` seals it). */
+export const sendScan = (key: string, scan: QueuedScan, pin: string | undefined) =>
   call<Scan>('POST', '/v1/scans', key, {
     device_id: scan.device_id,
     operator_ident: scan.operator_ident,
     direction: scan.direction,
     client_scan_id: scan.client_scan_id,
     time: scan.time,
+    pin,
   })
 
 export interface BatchAnswer {

@@ -1,3 +1,4 @@
+import type { RefObject } from 'preact'
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import type { Direction } from './storage.js'
 import { scans } from './words.js'
@@ -25,9 +26,11 @@ export function PairingScreen(props: {
   onPair: (code: string) => Promise<string | undefined>
   notice?: string
 }) {
+  const input = useRef<HTMLInputElement>(null)
   const [code, setCode] = useState('')
   const [error, setError] = useState<string>()
   const [pairing, setPairing] = useState(false)
+  useEffect(() => input.current?.focus(), [])
 
   async function submit(event: Event) {
     event.preventDefault()
@@ -50,6 +53,7 @@ export function PairingScreen(props: {
         <label for="pairing-code">Pairing code</label>
         <input
           id="pairing-code"
+          ref={input}
           value={code}
           onInput={(event) => setCode(event.currentTarget.value)}
           autocomplete="off"
@@ -90,6 +94,61 @@ function Clock(props: { timezone: string; now: () => number }) {
   )
 }
 
+/**
+ * Typing that lands outside any input (after a keypad key was pressed from the keyboard, or a click on
+ * the page) goes to `input`: a badge reader types the next ident without looking where the focus is.
+ * Space and Enter stay with the focused button, which they press.
+ */
+function useTypingGoesTo(input: RefObject<HTMLInputElement>) {
+  useEffect(() => {
+    const redirect = (event: KeyboardEvent) => {
+      const target = event.target as HTMLElement | null
+      if (event.key.length !== 1 || event.key === ' ' || event.ctrlKey || event.metaKey || event.altKey)
+        return
+      if (target?.tagName === 'INPUT') return
+      input.current?.focus()
+    }
+    document.addEventListener('keydown', redirect)
+    return () => document.removeEventListener('keydown', redirect)
+  }, [input])
+}
+
+/** What a keypad key does to the input's text. */
+type Key = { digit: string } | 'delete' | 'clear'
+
+/**
+ * The on-screen keypad: digits, delete, clear. Its keys do not take the focus from the input when
+ * touched (a reader's typing keeps going there); from the keyboard they are buttons like any.
+ */
+export function Keypad(props: { onKey: (key: Key) => void }) {
+  const keep = (event: MouseEvent) => event.preventDefault()
+  const digits = ['1', '2', '3', '4', '5', '6', '7', '8', '9']
+  return (
+    <fieldset class="kiosk-keypad" aria-label="Keypad">
+      {digits.map((digit) => (
+        <button key={digit} type="button" onMouseDown={keep} onClick={() => props.onKey({ digit })}>
+          {digit}
+        </button>
+      ))}
+      <button type="button" onMouseDown={keep} onClick={() => props.onKey('clear')}>
+        Clear
+      </button>
+      <button type="button" onMouseDown={keep} onClick={() => props.onKey({ digit: '0' })}>
+        0
+      </button>
+      <button type="button" onMouseDown={keep} onClick={() => props.onKey('delete')} aria-label="Delete">
+        ⌫
+      </button>
+    </fieldset>
+  )
+}
+
+function applyKey(value: string, key: Key): string {
+  if (key === 'clear') return ''
+  if (key === 'delete') return value.slice(0, -1)
+  return value + key.digit
+}
+
 export function IdleScreen(props: {
   locationName: string
   timezone: string
@@ -99,6 +158,7 @@ export function IdleScreen(props: {
   const input = useRef<HTMLInputElement>(null)
   const [value, setValue] = useState('')
   useEffect(() => input.current?.focus(), [])
+  useTypingGoesTo(input)
 
   // Cleared and focused again at once: a badge reader types the next worker's ident straight in.
   function act(direction: Direction) {
@@ -110,8 +170,10 @@ export function IdleScreen(props: {
 
   return (
     <section class="kiosk-idle" aria-labelledby="location-name">
-      <h1 id="location-name">{props.locationName}</h1>
-      <Clock timezone={props.timezone} now={props.now} />
+      <div class="kiosk-where">
+        <h1 id="location-name">{props.locationName}</h1>
+        <Clock timezone={props.timezone} now={props.now} />
+      </div>
       <form
         class="kiosk-scan"
         onSubmit={(event) => {
@@ -128,6 +190,7 @@ export function IdleScreen(props: {
           autocomplete="off"
           spellcheck={false}
         />
+        <Keypad onKey={(key) => setValue((typed) => applyKey(typed, key))} />
         <div class="kiosk-actions">
           <button type="submit">Check in or out</button>
           <button type="button" onClick={() => act('break_start')}>
@@ -142,12 +205,102 @@ export function IdleScreen(props: {
   )
 }
 
+/** A PIN pad left alone this long goes back to idle: the next worker must not scan under this ident. */
+const PIN_IDLE_MS = 30_000
+
+/**
+ * The PIN pad, after the badge and the action at a device that requires PINs. `onPin` answers what to
+ * say when the PIN was not taken (wrong: try again), or undefined when the pad's work is done. The
+ * PIN lives in this input's value and the request that sends it, and nowhere else.
+ */
+export function PinPad(props: {
+  ident: string
+  action: string
+  onPin: (pin: string) => Promise<string | undefined>
+  onCancel: () => void
+}) {
+  const input = useRef<HTMLInputElement>(null)
+  const [pin, setPin] = useState('')
+  const [error, setError] = useState<string>()
+  const [sending, setSending] = useState(false)
+  const { onCancel } = props
+  useEffect(() => input.current?.focus(), [])
+  useTypingGoesTo(input)
+  useEffect(() => {
+    const cancelOnEscape = (event: KeyboardEvent) => {
+      if (event.key === 'Escape') onCancel()
+    }
+    document.addEventListener('keydown', cancelOnEscape)
+    return () => document.removeEventListener('keydown', cancelOnEscape)
+  }, [onCancel])
+  // Restarted by every key: only a pad nobody touches times out.
+  useEffect(() => {
+    const timer = setTimeout(onCancel, PIN_IDLE_MS)
+    return () => clearTimeout(timer)
+  }, [pin, onCancel])
+
+  async function submit(event: Event) {
+    event.preventDefault()
+    if (sending) return
+    if (!/^\d{4,8}$/.test(pin)) {
+      setError('A PIN is 4 to 8 digits.')
+      return input.current?.focus()
+    }
+    setSending(true)
+    const refusal = await props.onPin(pin)
+    setPin('')
+    setSending(false)
+    setError(refusal)
+    input.current?.focus()
+  }
+
+  return (
+    <section class="kiosk-pin" aria-labelledby="pin-title">
+      <div class="kiosk-where">
+        <h1 id="pin-title">Enter your PIN</h1>
+        <p class="kiosk-who">
+          {props.ident} · {props.action}
+        </p>
+      </div>
+      <form class="kiosk-scan" onSubmit={submit}>
+        <label for="pin">PIN</label>
+        <input
+          id="pin"
+          ref={input}
+          type="password"
+          inputMode="numeric"
+          autocomplete="off"
+          maxLength={8}
+          value={pin}
+          onInput={(event) => setPin(event.currentTarget.value)}
+          aria-invalid={error ? 'true' : undefined}
+          aria-describedby={error ? 'pin-error' : undefined}
+        />
+        {error && (
+          <p id="pin-error" class="kiosk-error" role="alert">
+            {error}
+          </p>
+        )}
+        <Keypad onKey={(key) => setPin((typed) => applyKey(typed, key).slice(0, 8))} />
+        <div class="kiosk-actions">
+          <button type="submit" disabled={sending}>
+            OK
+          </button>
+          <button type="button" onClick={onCancel}>
+            Cancel
+          </button>
+        </div>
+      </form>
+    </section>
+  )
+}
+
 /** A live region present from the start, so a screen reader announces what is put in it. */
 export function Feedback(props: { content: FeedbackContent | undefined; timezone: string }) {
   const time = useFormatter(props.timezone, SCAN_TIME)
   const content = props.content
   return (
-    <div class="kiosk-feedback" role="status">
+    <div class={content ? `kiosk-feedback is-${content.kind}` : 'kiosk-feedback'} role="status">
       {content?.kind === 'scan' && (
         <>
           <p class="kiosk-name">{content.name}</p>
@@ -175,12 +328,15 @@ export function Feedback(props: { content: FeedbackContent | undefined; timezone
   )
 }
 
-export function QueueBanner(props: { queued: number; refused: string | undefined }) {
-  if (props.queued === 0 && !props.refused) return null
+/** The status line: the queue's length, and what the sync could not do (each note a line). */
+export function QueueBanner(props: { queued: number; notes: string[] }) {
+  if (props.queued === 0 && props.notes.length === 0) return null
   return (
     <div class="kiosk-banner">
       {props.queued > 0 && <p>{scans(props.queued)} waiting to sync</p>}
-      {props.refused && <p>{props.refused}</p>}
+      {props.notes.map((note) => (
+        <p key={note}>{note}</p>
+      ))}
     </div>
   )
 }

@@ -21,6 +21,8 @@ export interface QueuedScan {
   direction: Direction
   /** The capture time on the service's clock (ISO-8601 UTC). */
   time: string
+  /** At a device that requires PINs: the PIN sealed to the service's key (`pin.ts`), never the PIN. */
+  pin_ciphertext?: string
 }
 
 function done<T>(request: IDBRequest<T>): Promise<T> {

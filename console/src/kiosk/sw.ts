@@ -23,13 +23,25 @@ const worker = globalThis as unknown as WorkerScope
 const CACHE = 'kiosk-shell'
 const PAGE = '/kiosk/'
 
-/** The page and every file it names (script, styles, preloaded chunks), as the build wrote them. */
+/**
+ * The page and every file it names (script, styles, preloaded chunks), as the build wrote them; then
+ * nothing else. Each build names new hashed files and a deploy changes the page, often not this worker:
+ * without the pruning, every build's files would stay on the tablet for good. An earlier worker's
+ * caches of another name (`kiosk-…`) go too; the origin's other caches are not the kiosk's to delete.
+ */
 async function keepShell(page: Response): Promise<void> {
   const cache = await caches.open(CACHE)
   const html = await page.clone().text()
   const files = [...html.matchAll(/(?:src|href)="(\/[^"]+)"/g)].map((match) => match[1] as string)
   await cache.addAll(files)
   await cache.put(PAGE, page)
+  const kept = new Set([PAGE, ...files].map((file) => new URL(file, location.origin).href))
+  for (const request of await cache.keys()) {
+    if (!kept.has(request.url)) await cache.delete(request)
+  }
+  for (const name of await caches.keys()) {
+    if (name.startsWith('kiosk-') && name !== CACHE) await caches.delete(name)
+  }
 }
 
 worker.addEventListener('install', (event) => {
