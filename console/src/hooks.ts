@@ -1,3 +1,4 @@
+import type { RefObject } from 'preact'
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks'
 import type { ListEnvelope } from '../../packages/client/src/client.js'
 import { asProblem, type Problem } from './api.js'
@@ -116,4 +117,23 @@ export function useAction(): Action {
     }
   }
   return { run, pending, error }
+}
+
+export interface ReturnFocus<T extends HTMLElement> {
+  /** The element that takes the focus back (the button that opened a question or a form). */
+  ref: RefObject<T>
+  /** Focuses it after the next render: once what it opened has closed, rather than the page's top. */
+  returnFocus: () => void
+}
+
+/** Where the focus goes back to after a question or a form in the page closes. */
+export function useReturnFocus<T extends HTMLElement>(): ReturnFocus<T> {
+  const ref = useRef<T>(null)
+  const [due, setDue] = useState(false)
+  useEffect(() => {
+    if (!due) return
+    ref.current?.focus()
+    setDue(false)
+  }, [due])
+  return { ref, returnFocus: () => setDue(true) }
 }

@@ -58,6 +58,12 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the devices page, on a $name'
       .filter({ has: page.getByRole('button', { name: new RegExp(`^Pair( again)? ${code}$`) }) })
   const pairingPanel = (code: string) => page.getByRole('region', { name: `Pairing code for ${code}` })
 
+  /** What has the focus, by its accessible name as the page gives it (`aria-label`), else its id. */
+  const focused = () =>
+    page.evaluate<string | null>(
+      "document.activeElement && (document.activeElement.getAttribute('aria-label') || document.activeElement.id)",
+    )
+
   const scanAtNorthGate = (device: ApiClient, body: Record<string, unknown>) =>
     device.post('/v1/scans', { device_id: 'GATE-N', operator_ident: 'W-001', ...body })
 
@@ -146,9 +152,12 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the devices page, on a $name'
   })
 
   it('Pair shows a large code and its expiry; the code pairs the device over HTTP and the page says so', async () => {
-    await page.getByRole('button', { name: 'Pair GATE-E', exact: true }).click()
+    // From the keyboard: the code takes the focus, so a screen reader reads it out.
+    await page.getByRole('button', { name: 'Pair GATE-E', exact: true }).focus()
+    await page.keyboard.press('Enter')
     const panel = pairingPanel('GATE-E')
     await panel.waitFor()
+    await expect.poll(focused).toBe('Pairing code for GATE-E')
     const code = (await panel.locator('.pairing-code').innerText()).trim()
     expect(code).toMatch(PAIRING_CODE)
     // Large: read across a room, or off a phone held up to the tablet.
@@ -162,13 +171,14 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the devices page, on a $name'
       "document.querySelector('.pairing-code').getBoundingClientRect().left + document.querySelector('.pairing-code').scrollWidth",
     )
     expect(right).toBeLessThanOrEqual(screen.viewport.width)
-    // Its expiry as the time of day the API gives (the browser's zone is UTC here) and a countdown.
+    // Its expiry as the time of day the API gives (the browser's zone is UTC here) and a countdown
+    // (from the page's clock, read each second: a fresh code may read a second or two over 10:00).
     const expiresAt = await panel.locator('time').getAttribute('datetime')
     const ttl = Date.parse(expiresAt ?? '') - Date.now()
     expect(ttl).toBeGreaterThan(8 * 60_000)
     expect(ttl).toBeLessThanOrEqual(10 * 60_000)
     const text = await panel.innerText()
-    expect(text).toMatch(new RegExp(`Expires at ${expiresAt?.slice(11, 16)} \\(in (10:00|9:[0-5]\\d)\\)`))
+    expect(text).toMatch(new RegExp(`Expires at ${expiresAt?.slice(11, 16)} \\(in (10:0[0-2]|9:[0-5]\\d)\\)`))
     expect(text).toContain(`open ${base}/kiosk and enter this code`)
     expect(await accessibilityViolations(page), 'pairing code').toEqual([])
     expect(await horizontalOverflow(page), 'pairing code scrolls sideways').toBeLessThanOrEqual(0)
@@ -187,6 +197,7 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the devices page, on a $name'
     expect(await panel.locator('.pairing-code').count()).toBe(0)
     await panel.getByRole('button', { name: 'Done' }).click()
     await panel.waitFor({ state: 'detached' })
+    await expect.poll(focused).toBe('Pair again GATE-E')
   })
 
   it('Unpair asks first; then the device shows not paired and its key is refused', async () => {
@@ -198,12 +209,14 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the devices page, on a $name'
     // Escape cancels: nothing is sent.
     await page.keyboard.press('Escape')
     await question.waitFor({ state: 'detached' })
+    await expect.poll(focused).toBe('Unpair GATE-N')
     expect((await deviceOverApi('GATE-N')).paired).toBe(true)
 
     await page.getByRole('button', { name: 'Unpair GATE-N' }).click()
     await question.getByRole('button', { name: 'Unpair' }).click()
     await expect.poll(() => deviceRow('GATE-N').innerText()).toMatch(/GATE-N\s+North depot\s+not paired/)
     expect(await page.getByRole('button', { name: 'Unpair GATE-N' }).count()).toBe(0)
+    await expect.poll(focused).toBe('Pair GATE-N')
     expect((await deviceOverApi('GATE-N')).paired).toBe(false)
     // Refused within the key cache's 5 s.
     await expect
@@ -252,7 +265,7 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the devices page, on a $name'
     expect(second).toMatch(PAIRING_CODE)
     // The page's clock is read again each second.
     await expect.poll(() => panel.getByRole('status').innerText()).toBe('')
-    expect(await panel.innerText()).toMatch(/Expires at \d{2}:\d{2} \(in (10:00|9:[0-5]\d)\)/)
+    expect(await panel.innerText()).toMatch(/Expires at \d{2}:\d{2} \(in (10:0[0-2]|9:[0-5]\d)\)/)
     const voided = await pairFrom(t, first)
     expect(voided.status).toBe(422)
     expect(errorOf(voided).code).toBe('invalid_pairing_code')
@@ -288,6 +301,8 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the devices page, on a $name'
     await row.getByText('none', { exact: true }).waitFor()
     await row.getByRole('button', { name: 'Set the PIN of W-001' }).click()
     const input = page.getByLabel('New PIN for W-001 (4 to 8 digits)')
+    // Opened to type in: the input has the focus.
+    await expect.poll(focused).toMatch(/^pin-op_/)
     expect(await input.getAttribute('type')).toBe('password')
     // Refused in the page, before any request: letters, and too few digits.
     for (const wrong of ['73a1', '739']) {
@@ -295,14 +310,18 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the devices page, on a $name'
       await page.getByRole('button', { name: 'Save PIN' }).click()
       await page.getByText('A PIN is 4 to 8 digits, nothing else.').waitFor()
       expect(await input.getAttribute('aria-invalid')).toBe('true')
+      expect(await focused()).toMatch(/^pin-op_/)
     }
     expect(patches).toEqual([])
     expect(await accessibilityViolations(page), 'PIN form refused').toEqual([])
 
-    await input.fill(PIN)
+    // Typed and sent from the keyboard (Enter), as a manager would.
+    await input.fill('')
+    await input.pressSequentially(PIN)
     if (desktop) await screenshot(page, 'operators-pin')
-    await page.getByRole('button', { name: 'Save PIN' }).click()
+    await page.keyboard.press('Enter')
     await row.getByRole('status').getByText('PIN of W-001 saved.').waitFor()
+    await expect.poll(focused).toBe('Change the PIN of W-001')
     expect(patches).toEqual([JSON.stringify({ pin: PIN })])
     expect(await row.getByText('set', { exact: true }).isVisible()).toBe(true)
     // Never shown back: not in the page, nor in what the page keeps.

@@ -10,7 +10,7 @@ import { PagedTable } from '../components/PagedTable.js'
 import { PageTitle } from '../components/PageTitle.js'
 import { useSignedIn } from '../context.js'
 import { count, localTime } from '../format.js'
-import { useAction, usePagedList } from '../hooks.js'
+import { useAction, usePagedList, useReturnFocus } from '../hooks.js'
 import { LocationName, useLocation } from '../locations.js'
 
 /** How often an open pairing code asks whether its tablet has paired yet. */
@@ -196,16 +196,24 @@ function DeviceRows({
   const { api } = useSignedIn()
   const action = useAction()
   const [detail, setDetail] = useState<Detail>()
+  // Closing the code or the question puts the focus back on the row's button (Pair once unpaired).
+  const pairButton = useReturnFocus<HTMLButtonElement>()
+  const unpairButton = useReturnFocus<HTMLButtonElement>()
   const pair = () =>
     action.run(async () => {
       const code = await api.devices.createPairingCode(device.id)
       setDetail({ kind: 'pairing', issued: { code, wasPaired: device.paired } })
     })
-  const unpair = () =>
-    action.run(async () => {
+  const unpair = async () => {
+    let unpaired = false
+    await action.run(async () => {
       onChanged(await api.devices.unpair(device.id))
       setDetail(undefined)
+      unpaired = true
     })
+    // Once the request is over, when Pair is no longer disabled; a refusal stays in the question.
+    if (unpaired) pairButton.returnFocus()
+  }
   return (
     <>
       <tr>
@@ -225,6 +233,7 @@ function DeviceRows({
         <td>
           <div class="actions">
             <button
+              ref={pairButton.ref}
               type="button"
               class="secondary"
               onClick={pair}
@@ -235,6 +244,7 @@ function DeviceRows({
             </button>
             {device.paired && (
               <button
+                ref={unpairButton.ref}
                 type="button"
                 class="secondary"
                 aria-expanded={detail?.kind === 'unpair'}
@@ -257,7 +267,10 @@ function DeviceRows({
                 pending={action.pending}
                 onNewCode={pair}
                 onPaired={onChanged}
-                onClose={() => setDetail(undefined)}
+                onClose={() => {
+                  setDetail(undefined)
+                  pairButton.returnFocus()
+                }}
               />
             )}
             {detail?.kind === 'unpair' && (
@@ -266,7 +279,10 @@ function DeviceRows({
                 action="Unpair"
                 pending={action.pending}
                 onConfirm={unpair}
-                onCancel={() => setDetail(undefined)}
+                onCancel={() => {
+                  setDetail(undefined)
+                  unpairButton.returnFocus()
+                }}
               >
                 <p>
                   Its key is revoked: within 5 seconds the tablet can no longer scan, and shows that it was

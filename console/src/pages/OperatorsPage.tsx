@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks'
+import { useEffect, useState } from 'preact/hooks'
 import { AttendanceApiError, type Operator, type PayRule } from '../../../packages/client/src/client.js'
 import { Badge } from '../components/Badge.js'
 import { Confirm } from '../components/Confirm.js'
@@ -8,7 +8,7 @@ import { PagedTable } from '../components/PagedTable.js'
 import { PageTitle } from '../components/PageTitle.js'
 import { useSignedIn } from '../context.js'
 import { count } from '../format.js'
-import { useAction, useLoad, usePagedList } from '../hooks.js'
+import { useAction, useLoad, usePagedList, useReturnFocus } from '../hooks.js'
 import { OperatorPayRule, usePayRules } from '../pay-rules/OperatorPayRule.js'
 
 type ActiveFilter = '' | 'true' | 'false'
@@ -73,10 +73,14 @@ function PinForm({
   const [pin, setPin] = useState('')
   const [invalid, setInvalid] = useState(false)
   const id = `pin-${operator.id}`
+  // Opened to type a PIN: the input takes the focus.
+  useEffect(() => document.getElementById(id)?.focus(), [id])
   const submit = (event: Event) => {
     event.preventDefault()
     if (!PIN_FORMAT.test(pin)) {
       setInvalid(true)
+      // Back to the input that is wrong, whose message is read with it.
+      document.getElementById(id)?.focus()
       return
     }
     setInvalid(false)
@@ -137,9 +141,15 @@ function OperatorRows({
   const clear = useAction()
   const [detail, setDetail] = useState<PinDetail>()
   const [said, setSaid] = useState<string>()
+  // Closing the form or the question puts the focus back on Set (or Change), which is always there.
+  const setButton = useReturnFocus<HTMLButtonElement>()
+  const close = () => {
+    setDetail(undefined)
+    setButton.returnFocus()
+  }
   const changed = (updated: Operator, words: string) => {
     onChanged(updated)
-    setDetail(undefined)
+    close()
     setSaid(words)
   }
   const open = (next: PinDetail) => {
@@ -166,6 +176,7 @@ function OperatorRows({
           <div class="actions">
             {operator.has_pin ? <Badge tone="good">set</Badge> : <Badge tone="neutral">none</Badge>}
             <button
+              ref={setButton.ref}
               type="button"
               class="secondary"
               aria-expanded={detail === 'set'}
@@ -203,7 +214,7 @@ function OperatorRows({
               <PinForm
                 operator={operator}
                 onSaved={(saved) => changed(saved, `PIN of ${operator.ident} saved.`)}
-                onCancel={() => setDetail(undefined)}
+                onCancel={close}
               />
             ) : (
               <Confirm
@@ -211,7 +222,7 @@ function OperatorRows({
                 action="Clear the PIN"
                 pending={clear.pending}
                 onConfirm={clearPin}
-                onCancel={() => setDetail(undefined)}
+                onCancel={close}
               >
                 <p>Devices that require a PIN then refuse this operator's scans until a new PIN is set.</p>
               </Confirm>

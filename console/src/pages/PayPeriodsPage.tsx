@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks'
+import { useState } from 'preact/hooks'
 import type { PayPeriod } from '../../../packages/client/src/client.js'
 import type { Problem } from '../api.js'
 import { Badge } from '../components/Badge.js'
@@ -9,7 +9,7 @@ import { PagedTable } from '../components/PagedTable.js'
 import { PageTitle } from '../components/PageTitle.js'
 import { useSignedIn } from '../context.js'
 import { dayAfter } from '../dates.js'
-import { useAction, usePagedList } from '../hooks.js'
+import { useAction, usePagedList, useReturnFocus } from '../hooks.js'
 import { Link } from '../router.js'
 
 const rangeOf = (period: PayPeriod) => `${period.start_date} to ${period.end_date}`
@@ -55,13 +55,7 @@ function PeriodRows({ period, onChanged }: { period: PayPeriod; onChanged: (p: P
   const action = useAction()
   const [confirming, setConfirming] = useState(false)
   // After the question closes, focus goes back to the row's button rather than to the page's top.
-  const button = useRef<HTMLButtonElement>(null)
-  const [refocus, setRefocus] = useState(false)
-  useEffect(() => {
-    if (!refocus) return
-    button.current?.focus()
-    setRefocus(false)
-  }, [refocus])
+  const button = useReturnFocus<HTMLButtonElement>()
   const range = rangeOf(period)
   const post = async (verb: 'close' | 'reopen') => {
     await action.run(async () =>
@@ -70,7 +64,7 @@ function PeriodRows({ period, onChanged }: { period: PayPeriod; onChanged: (p: P
       ),
     )
     setConfirming(false)
-    setRefocus(true)
+    button.returnFocus()
   }
   return (
     <>
@@ -89,7 +83,7 @@ function PeriodRows({ period, onChanged }: { period: PayPeriod; onChanged: (p: P
             </Link>
             {period.status === 'open' ? (
               <button
-                ref={button}
+                ref={button.ref}
                 type="button"
                 class="secondary"
                 aria-expanded={confirming}
@@ -100,7 +94,7 @@ function PeriodRows({ period, onChanged }: { period: PayPeriod; onChanged: (p: P
               </button>
             ) : (
               <button
-                ref={button}
+                ref={button.ref}
                 type="button"
                 class="secondary"
                 onClick={() => post('reopen')}
@@ -124,7 +118,7 @@ function PeriodRows({ period, onChanged }: { period: PayPeriod; onChanged: (p: P
                 onConfirm={() => post('close')}
                 onCancel={() => {
                   setConfirming(false)
-                  setRefocus(true)
+                  button.returnFocus()
                 }}
               >
                 <p>
