@@ -19,6 +19,7 @@ import {
   checkOutFollowsBreaks,
   inClosedPeriod,
   isOutOfOrder,
+  MAX_SHIFT_MS,
   openSessionAt,
   recordBreakScan,
   scanInstant,
@@ -407,9 +408,10 @@ type BatchReads = ScanReads & { flush(): Promise<void> }
  *   pay-period lock, shared, as each item would, so no period closes before the batch commits).
  * The scans the items record are kept here (a replay later in the batch, the duplicate window)
  * and written together at the end (`flush`). An operator's open session is known from the batch's
- * read until an item of that operator reads it: that item may change it, so the next asks the
- * database. Whatever the batch's reads do not answer (an operator named in a way the read missed,
- * a scan without a time, a date not read), the database answers, as for a scan alone.
+ * read until an item of that operator reads it: that item may change it, so the open sessions of
+ * the operators so touched are read again, together, when an item next needs one of them. Whatever
+ * the batch's reads do not answer (an operator named in a way the read missed, a scan without a
+ * time, a date not read, a shift to close), the database answers, as for a scan alone.
  */
 async function readForBatch(trx: Trx, auth: AuthContext, items: CheckedBatch['apply']): Promise<BatchReads> {
   const alone = readEachTime(trx, auth)
@@ -510,17 +512,24 @@ async function readForBatch(trx: Trx, auth: AuthContext, items: CheckedBatch['ap
     )
   }
 
-  const untouched = new Set(operators.map((operator) => operator.id))
-  const open = new Map<string, SessionRow>()
-  if (operators.length > 0) {
-    for (const session of await lockOpenSessionsOf(trx, auth, [...untouched])) {
-      open.set(session.operator_id, session)
+  // Each operator's open session (null: none), as last read; `stale`: those an item may have
+  // changed since, read again together when an item needs one of them.
+  const openSessions = new Map<string, SessionRow | null>()
+  const stale = new Set(operators.map((operator) => operator.id))
+  const readOpenSessions = async () => {
+    const ids = [...stale]
+    stale.clear()
+    for (const id of ids) openSessions.set(id, null)
+    for (const session of await lockOpenSessionsOf(trx, auth, ids)) {
+      openSessions.set(session.operator_id, session)
       workDates.add(session.work_date)
     }
   }
+  if (stale.size > 0) await readOpenSessions()
+  // Not `workDates` itself: it grows as open sessions are read again, unchecked.
   const openDates =
     workDates.size > 0 && (await closedPeriodHolding(trx, auth, [...workDates])) === undefined
-      ? workDates
+      ? new Set(workDates)
       : new Set<string>()
 
   const pending: ScanRow[] = []
@@ -544,8 +553,13 @@ async function readForBatch(trx: Trx, auth: AuthContext, items: CheckedBatch['ap
       return covers(operatorId, at) ? false : alone.acceptedScanNear(operatorId, at)
     },
     openSessionAt: async (operatorId, at) => {
-      const first = untouched.delete(operatorId)
-      return first && !open.has(operatorId) ? {} : alone.openSessionAt(operatorId, at)
+      if (!openSessions.has(operatorId)) return alone.openSessionAt(operatorId, at)
+      if (stale.has(operatorId)) await readOpenSessions()
+      const open = openSessions.get(operatorId)
+      stale.add(operatorId)
+      if (!open) return {}
+      // Closing an over-long shift is openSessionAt's, which reads the session again.
+      return at - open.check_in_at > MAX_SHIFT_MS ? alone.openSessionAt(operatorId, at) : { open }
     },
     workDate: async (device, at) => calendarDate(at, await zoneOf(device.location_id)),
     inClosedPeriod: async (workDate) => (openDates.has(workDate) ? false : alone.inClosedPeriod(workDate)),
