@@ -96,6 +96,10 @@ function postgresPool(url: string): pg.Pool {
     // (fork, authentication, then the backend's catalog caches filled by its first statements),
     // paid otherwise at the start of every burst that follows a quiet spell.
     min: POOL_KEPT,
+    // `pg` writes a statement without waiting for the answer to the one before, where we send
+    // several together: a transaction's BEGIN with its first read, held writes with their COMMIT
+    // (held-writes.ts). Statements sent one at a time, as every other caller does, are unchanged.
+    pipeline: true,
     // Epoch-millisecond columns are bigint; they fit a JS number exactly until the year 287396.
     types: {
       getTypeParser: ((oid: number, format?: string) =>

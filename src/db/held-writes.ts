@@ -12,9 +12,9 @@ import type { Trx } from './types.js'
 /**
  * Held writes: on PostgreSQL, INSERTs that follow each other in a transaction sent as one statement.
  *
- * Each statement on PostgreSQL is a round trip (`pg` sends a query only once the one before it has
- * been answered), and on a loaded machine a round trip costs far more than the statement
- * (docs/performance.md). A create writes its row, its revision and its events one after the other,
+ * Each statement on PostgreSQL is a round trip unless it is sent behind another without waiting for
+ * that one's answer (`pg`'s `pipeline`, on for the pool in connection.ts), and on a loaded machine a
+ * round trip costs far more than the statement (docs/performance.md). A create writes its row, its revision and its events one after the other,
  * reading nothing between them. A transaction that calls `holdWrites` keeps such INSERTs (those of
  * `compiledInsert` and `compiledInsertRows`: whole rows, nothing returned) on its connection instead
  * of sending them, and sends them with its next statement, as data-modifying CTEs in front of it:
@@ -34,15 +34,23 @@ import type { Trx } from './types.js'
  *   writes whose failure means nothing more than "roll back" (no unique index that a caller turns
  *   into an API error) may be held: the caller of `holdWrites` vouches for that.
  *
+ * Writes still held at the COMMIT go as one statement with the COMMIT sent behind it (were they
+ * refused, PostgreSQL answers the COMMIT with ROLLBACK). Every transaction's plain BEGIN is held too,
+ * until its first statement: sent behind nothing, but with that statement behind it when it is a
+ * read (if the BEGIN failed, a read run outside the transaction would change nothing), alone before
+ * anything else; a transaction that sent no statement sends no BEGIN, COMMIT or ROLLBACK.
+ *
  * A held write's result is not known when it is asked for: it reports no rows and no count.
  * SQLite has no round trips to save (a statement is a function call), so there `holdWrites` does
  * nothing and every write runs when asked.
  */
 
-/** A transaction's connection on PostgreSQL, able to hold writes. */
+/** A transaction's connection on PostgreSQL, able to hold writes, and its BEGIN. */
 class HoldingConnection implements DatabaseConnection {
   /** True from `holdWrites` until the transaction ends. */
   holding = false
+  /** True from the transaction's start until its first statement, which its BEGIN goes with. */
+  beginHeld = false
   private held: CompiledQuery[] = []
 
   constructor(readonly inner: DatabaseConnection) {}
@@ -51,49 +59,70 @@ class HoldingConnection implements DatabaseConnection {
     this.held.push(query)
   }
 
+  get holdsWrites(): boolean {
+    return this.held.length > 0
+  }
+
   /** The transaction ended: rolled back (the held writes are dropped unsent) or released. */
   reset(): void {
     this.holding = false
+    this.beginHeld = false
     this.held = []
   }
 
-  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    const held = this.take()
-    if (held.length === 0) return this.inner.executeQuery(query)
-    const carried = carry(held, query)
-    if (carried) return this.inner.executeQuery(carried)
-    await this.sendAlone(held)
-    return this.inner.executeQuery(query)
+  executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    const held = this.held
+    this.held = []
+    const carried = held.length > 0 ? carry(held, query) : query
+    const statements = carried ? [carried] : [...alone(held), query]
+    if (!this.beginHeld) return this.inOrder(statements)
+    this.beginHeld = false
+    // The BEGIN goes with a transaction's reads, never with a write: were it refused, what follows
+    // it would run outside the transaction, and a read alone there changes nothing.
+    if (statements.every(isRead)) return this.inOrder([BEGIN, ...statements])
+    return this.inOrder([BEGIN]).then(() => this.inOrder(statements))
   }
 
   async *streamQuery<R>(query: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
-    await this.send()
+    const held = this.held
+    this.held = []
+    await this.inOrder([...(this.beginHeld ? [BEGIN] : []), ...alone(held)])
+    this.beginHeld = false
     yield* this.inner.streamQuery<R>(query, chunkSize)
   }
 
-  /** Sends the held writes, if any, on their own (before a COMMIT). */
-  send(): Promise<void> {
-    return this.sendAlone(this.take())
-  }
-
-  /** The held writes as one statement, all but the last as CTEs in front of the last. */
-  private async sendAlone(held: CompiledQuery[]): Promise<void> {
-    const last = held.at(-1)
-    if (last === undefined) return
-    const statement = withCtes(held.slice(0, -1), last)
-    if (statement) {
-      await this.inner.executeQuery(statement)
-      return
+  /**
+   * The statements sent one behind the other, each answered in turn; the last one's answer. With the
+   * pool's `pipeline` (connection.ts), `pg` writes them all without waiting for an answer between
+   * them: one round trip. A statement that fails is the error, wherever it is: PostgreSQL answers
+   * every statement after it in the transaction with an error too, and a COMMIT with ROLLBACK.
+   */
+  private async inOrder<R>(statements: CompiledQuery[]): Promise<QueryResult<R>> {
+    if (statements.length === 1) return this.inner.executeQuery(statements[0] as CompiledQuery)
+    const answers = await Promise.allSettled(statements.map((s) => this.inner.executeQuery<R>(s)))
+    let last: QueryResult<R> = { rows: [] }
+    for (const answer of answers) {
+      if (answer.status === 'rejected') throw answer.reason
+      last = answer.value
     }
-    // Too many parameters for one statement: one at a time, in order.
-    for (const write of held) await this.inner.executeQuery(write)
+    return last
   }
+}
 
-  private take(): CompiledQuery[] {
-    const held = this.held
-    if (held.length > 0) this.held = []
-    return held
-  }
+const BEGIN = CompiledQuery.raw('begin')
+/** A statement that only reads (a SELECT that is not a CTE's carrier). */
+const READ = /^\s*select\b/i
+
+function isRead(query: CompiledQuery): boolean {
+  return READ.test(query.sql)
+}
+
+/** The held writes as one statement, all but the last as CTEs in front of the last; each on its own past PostgreSQL's limit of parameters. */
+function alone(held: CompiledQuery[]): CompiledQuery[] {
+  const last = held.at(-1)
+  if (last === undefined) return []
+  const statement = withCtes(held.slice(0, -1), last)
+  return statement ? [statement] : held
 }
 
 /** PostgreSQL's limit of parameters in one statement. */
@@ -210,20 +239,30 @@ class HoldingDriver implements Driver {
     return connection
   }
 
-  beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
-    holding(connection).reset()
-    return this.driver.beginTransaction(connection, settings)
+  async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    const held = holding(connection)
+    held.reset()
+    // A plain BEGIN waits for the transaction's first statement and goes with it (see executeQuery).
+    if (settings.isolationLevel === undefined && settings.accessMode === undefined) held.beginHeld = true
+    else await this.driver.beginTransaction(connection, settings)
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
-    await holding(connection).send()
-    holding(connection).reset()
-    return this.driver.commitTransaction(connection)
+    const held = holding(connection)
+    // Nothing sent and nothing to send: nothing to commit. Else held writes go with the COMMIT.
+    if (held.beginHeld && !held.holdsWrites) return held.reset()
+    try {
+      await this.driver.commitTransaction(connection)
+    } finally {
+      held.reset()
+    }
   }
 
-  rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    holding(connection).reset()
-    return this.driver.rollbackTransaction(connection)
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    const held = holding(connection)
+    const begun = !held.beginHeld
+    held.reset()
+    if (begun) await this.driver.rollbackTransaction(connection)
   }
 
   releaseConnection(connection: DatabaseConnection): Promise<void> {

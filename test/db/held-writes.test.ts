@@ -1,10 +1,10 @@
 import { sql } from 'kysely'
-import pg from 'pg'
-import { beforeAll, describe, expect, it, vi } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { compiledInsert } from '../../src/db/compiled.js'
 import { holdWrites } from '../../src/db/held-writes.js'
 import type { Db, Executor } from '../../src/db/types.js'
 import { dialect, useMigratedDatabase } from '../helpers/database.js'
+import { roundTripsOf, statementsDuring } from './pg-statements.js'
 
 /** Held writes (db/held-writes.ts): PostgreSQL sends them with the next statement; SQLite at once. */
 describe('held writes', () => {
@@ -45,17 +45,6 @@ describe('held writes', () => {
         .execute()
     ).map((row) => row.id)
 
-  /** The number of statements the process sent to PostgreSQL while `run` ran. */
-  async function roundTrips(run: () => Promise<unknown>): Promise<number> {
-    const query = vi.spyOn(pg.Client.prototype, 'query')
-    try {
-      await run()
-      return query.mock.calls.length
-    } finally {
-      query.mockRestore()
-    }
-  }
-
   it('a statement that reads a held write’s table sees the write: the write is sent first', async () => {
     await expect(
       db.transaction().execute(async (trx) => {
@@ -69,10 +58,10 @@ describe('held writes', () => {
   })
 
   it.runIf(dialect === 'postgres')(
-    'writes held one after the other go with the next statement of another table: one round trip, committed with it',
+    'writes held one after the other go with the next statement of another table, and commit with it',
     async () => {
       let answer: unknown
-      const trips = await roundTrips(() =>
+      const sent = await statementsDuring(() =>
         db.transaction().execute(async (trx) => {
           await holdWrites(trx)
           await insertEvent.run(trx, event('evt_held_carried_1'))
@@ -85,25 +74,65 @@ describe('held writes', () => {
           answer = rows[0]
         }),
       )
-      // begin, the two writes with the select, commit.
-      expect(trips).toBe(3)
+      expect(sent.map(({ sql }) => sql.slice(0, 36))).toEqual([
+        'begin',
+        'with "held_0" as (insert into "event',
+        'commit',
+      ])
       expect(answer).toEqual({ text: '$1', value: 'carried' })
       expect(await storedIds()).toEqual(expect.arrayContaining(['evt_held_carried_1', 'evt_held_carried_2']))
     },
   )
 
   it.runIf(dialect === 'postgres')(
-    'writes still held at the commit are sent before it, as one statement',
+    'writes still held at the commit go as one statement, the COMMIT behind it; BEGIN alone before writes',
     async () => {
-      const trips = await roundTrips(() =>
+      const sent = await statementsDuring(() =>
         db.transaction().execute(async (trx) => {
           await holdWrites(trx)
           await insertEvent.run(trx, event('evt_held_commit_1'))
           await insertEvent.run(trx, event('evt_held_commit_2'))
         }),
       )
-      expect(trips).toBe(3)
+      expect(sent.map(({ sql, behind }) => [sql.slice(0, 36), behind])).toEqual([
+        ['begin', false],
+        ['with "held_0" as (insert into "event', false],
+        ['commit', true],
+      ])
       expect(await storedIds()).toEqual(expect.arrayContaining(['evt_held_commit_1', 'evt_held_commit_2']))
+    },
+  )
+
+  it.runIf(dialect === 'postgres')(
+    'BEGIN goes behind nothing but a read, and a transaction that sent nothing sends no BEGIN or COMMIT',
+    async () => {
+      const read = await statementsDuring(() =>
+        db.transaction().execute((trx) => trx.selectFrom('events').select('id').limit(1).execute()),
+      )
+      expect(read.map(({ sql, behind }) => [sql.slice(0, 20), behind])).toEqual([
+        ['begin', false],
+        ['select "id" from "ev', true],
+        ['commit', false],
+      ])
+      expect(roundTripsOf(read)).toBe(2)
+
+      const write = await statementsDuring(() =>
+        db.transaction().execute((trx) => insertEvent.run(trx, event('evt_begin_then_write'))),
+      )
+      expect(write.map(({ sql, behind }) => [sql.slice(0, 20), behind])).toEqual([
+        ['begin', false],
+        ['insert into "events"', false],
+        ['commit', false],
+      ])
+
+      expect(await statementsDuring(() => db.transaction().execute(async () => 'nothing'))).toEqual([])
+      await expect(
+        statementsDuring(() =>
+          db.transaction().execute(async () => {
+            throw new Error('refused before any statement')
+          }),
+        ),
+      ).rejects.toThrow('refused before any statement')
     },
   )
 
