@@ -71,6 +71,9 @@ export async function buildApp({ config, db, redis, logStream }: AppDependencies
         'pin_ciphertext',
         '*.pin',
         '*.pin_ciphertext',
+        // A batch's scans (`body.scans[n].pin`), one level further down than the paths above reach.
+        '*.scans[*].pin',
+        '*.scans[*].pin_ciphertext',
       ],
       ...(logStream ? { stream: logStream } : {}),
     },

@@ -28,7 +28,8 @@ function encryptPin(jwk: JsonWebKey, pin: string): string {
  * into a stream this test reads, PINs are set (create, PATCH), scanned with (`pin` and
  * `pin_ciphertext`, right and wrong, one at a time and in a batch, up to the lockout), and then no log
  * line, no response body and no event carries a PIN, a ciphertext, a PIN hash or any part of the
- * account's PIN private key (read from the database, so the test knows what to look for).
+ * account's PIN private key (read from the database, so the test knows what to look for). Should a
+ * request's body ever be logged, the logger redacts its PINs, a batch's included.
  */
 describe('PINs and their secrets are never in a log line, a response or an event', () => {
   let t: TestApp
@@ -164,5 +165,23 @@ describe('PINs and their secrets are never in a log line, a response or an event
         for (const secret of secrets) expect(text, `a secret in a ${where}`).not.toContain(secret)
       }
     }
+  })
+
+  it("redacts a PIN wherever a request's body would carry one, should a body ever be logged", () => {
+    const from = logLines.length
+    const sealed = 'c2VhbGVk'
+    t.app.log.info(
+      {
+        body: { pin: PIN, scans: [{ pin: PIN, pin_ciphertext: sealed }, { pin: PIN }] },
+        pin: PIN,
+        pin_ciphertext: sealed,
+      },
+      'a body',
+    )
+    const line = logLines.slice(from).join('')
+    expect(line).toContain('"msg":"a body"')
+    expect(line.match(/\[Redacted\]/g)).toHaveLength(6)
+    expect(line).not.toContain(PIN)
+    expect(line).not.toContain(sealed)
   })
 })
