@@ -154,9 +154,10 @@ export function Kiosk() {
 
   /**
    * The device, its location, whether it requires PINs, the PIN key and the service's clock; while
-   * offline (or refused but for a 401) the copy kept from the last time serves.
+   * offline (or refused but for a 401) the copy kept from the last time serves. False when the key
+   * was refused (401): the device was unpaired.
    */
-  const refresh = useCallback(async (key: string) => {
+  const refresh = useCallback(async (key: string): Promise<boolean> => {
     const sentAt = performance.now()
     try {
       const device = await currentDevice(key)
@@ -165,9 +166,13 @@ export function Kiosk() {
       setCurrent(device)
       setPhase('idle')
     } catch (error) {
-      if (error instanceof KioskApiError && error.status === 401) setPhase('unpaired')
-      else if (!(error instanceof Unreachable || error instanceof KioskApiError)) throw error
+      if (error instanceof KioskApiError && error.status === 401) {
+        setPhase('unpaired')
+        return false
+      }
+      if (!(error instanceof Unreachable || error instanceof KioskApiError)) throw error
     }
+    return true
   }, [])
 
   useEffect(() => {
@@ -208,7 +213,8 @@ export function Kiosk() {
       const stored = { secret: paired.key.secret, deviceCode: paired.device.code }
       await writeSetting('pairing', stored)
       setPairing(stored)
-      await refresh(stored.secret)
+      // Paired, even if the device could not be read just now: the 30 s tick reads it again.
+      if (await refresh(stored.secret)) setPhase('idle')
       await flush(stored.secret)
       return undefined
     } catch (error) {

@@ -75,9 +75,18 @@ async function call<T>(
   throw new KioskApiError(response.status, error, Number.isFinite(retryAfter) ? retryAfter : undefined)
 }
 
-export const pair = (code: string) => call<DevicePairing>('POST', '/v1/device-pairings', undefined, { code })
+/**
+ * Nothing waits on these as a worker waits on a scan: given longer than a scan's 5 s, since a pairing
+ * given up on after the service used its code would leave the site lead needing a new code, and the
+ * account's first `GET /v1/devices/current` makes its PIN key (an RSA key pair: seconds on a busy host).
+ */
+const SETUP_TIMEOUT_MS = 30_000
 
-export const currentDevice = (key: string) => call<CurrentDevice>('GET', '/v1/devices/current', key)
+export const pair = (code: string) =>
+  call<DevicePairing>('POST', '/v1/device-pairings', undefined, { code }, SETUP_TIMEOUT_MS)
+
+export const currentDevice = (key: string) =>
+  call<CurrentDevice>('GET', '/v1/devices/current', key, undefined, SETUP_TIMEOUT_MS)
 
 /** A scan sent at once; `pin` only travels in this request, it is never kept (`pin.ts` seals it). */
 export const sendScan = (key: string, scan: QueuedScan, pin: string | undefined) =>
