@@ -9,7 +9,7 @@ import {
   UNMATCHED_ROUTE,
 } from '../../src/http/metrics.js'
 import { type ApiClient, buildTestApp, type TestApp } from '../helpers/app.js'
-import { type Operator, sleep, uniq } from '../helpers/assertions.js'
+import { expectError, type Operator, sleep, uniq } from '../helpers/assertions.js'
 import { dialect, holdDatabase } from '../helpers/database.js'
 import { type Child, killAll, ROOT, START_MS, spawnChild } from '../helpers/process.js'
 import { WebhookReceiver } from '../helpers/webhook-receiver.js'
@@ -146,9 +146,11 @@ describe(`GET /metrics on its own listener (${dialect})`, () => {
   })
 
   it('is never served on the API port: /metrics there is an ordinary unknown path', async () => {
-    const res = await api.get('/metrics')
-    expect(res.status).toBe(404)
-    expect(res.headers['content-type']).toMatch(/^application\/json/)
+    // With a key or without: the error envelope of an unknown path, with its request id.
+    for (const caller of [api, t.client(undefined)]) {
+      const error = expectError(await caller.get('/metrics'), 404, 'not_found', 'route_not_found')
+      expect(error.message).toBe('Unrecognized request URL (GET /metrics).')
+    }
     // And the listener serves /metrics alone.
     expect((await fetch(metrics.url.replace('/metrics', '/v1/operators'))).status).toBe(404)
   })
