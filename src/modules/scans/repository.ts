@@ -163,6 +163,34 @@ export function lockOpenSessionsOf(
     .execute()
 }
 
+/**
+ * Per operator, the latest that a completed session of theirs which began after `since` can end:
+ * its check-out, or `unknownEndMs` after its check-in when it has none (an upper bound). Deleted
+ * and rejected sessions count too: a bound for the record's sessions, never below it.
+ */
+export function latestSessionEnds(
+  trx: Trx,
+  auth: AuthContext,
+  operatorIds: readonly string[],
+  since: number,
+  unknownEndMs: number,
+) {
+  return trx
+    .selectFrom('sessions')
+    .select((eb) => [
+      'operator_id',
+      eb.fn
+        .max<number>(eb.fn.coalesce('check_out_at', eb('check_in_at', '+', unknownEndMs)))
+        .as('latest_end'),
+    ])
+    .where((eb) => eb.and(ownedBy(auth)))
+    .where('operator_id', 'in', operatorIds)
+    .where('status', '=', indexedConstant('completed'))
+    .where('check_in_at', '>', since)
+    .groupBy('operator_id')
+    .execute()
+}
+
 /** Rows per INSERT of `insertScans`: 100 rows of 15 columns stay far below either dialect's limit of parameters. */
 const SCANS_PER_INSERT = 100
 

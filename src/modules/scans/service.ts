@@ -19,6 +19,7 @@ import {
   checkOutFollowsBreaks,
   inClosedPeriod,
   isOutOfOrder,
+  MAX_API_SESSION_MS,
   MAX_SHIFT_MS,
   openSessionAt,
   recordBreakScan,
@@ -34,6 +35,7 @@ import {
   findScansByClientIds,
   insertScan,
   insertScans,
+  latestSessionEnds,
   listScanRows,
   lockOpenSessionsOf,
   lockOperatorsNamed,
@@ -69,6 +71,8 @@ interface ScanReads {
   /** Whether the operator has an accepted scan within `DUPLICATE_WINDOW_MS` of `at`. */
   acceptedScanNear(operatorId: string, at: number): Promise<boolean>
   openSessionAt(operatorId: string, at: number): ReturnType<typeof openSessionAt>
+  /** isOutOfOrder: asked right after `openSessionAt` found no open session. */
+  outOfOrder(operatorId: string, at: number, checksIn: boolean): Promise<boolean>
   /** The work date a check-in at `at` on `device` gives its session (checkInWorkDate). */
   workDate(device: DeviceRow, at: number): Promise<string>
   inClosedPeriod(workDate: string): Promise<boolean>
@@ -83,6 +87,7 @@ function readEachTime(trx: Trx, auth: AuthContext): ScanReads {
     acceptedScanNear: async (operatorId, at) =>
       (await findAcceptedScanNear(trx, auth, operatorId, at, DUPLICATE_WINDOW_MS)) !== undefined,
     openSessionAt: (operatorId, at) => openSessionAt(trx, auth, operatorId, at),
+    outOfOrder: (operatorId, at, checksIn) => isOutOfOrder(trx, auth, operatorId, at, checksIn),
     workDate: (device, at) => checkInWorkDate(trx, auth, device, at),
     inClosedPeriod: (workDate) => inClosedPeriod(trx, auth, workDate),
     insert: (row) => insertScan(trx, row),
@@ -186,7 +191,7 @@ async function decide(
   // A late scan from before the session now open belongs to a past the record has moved on from.
   if (open && at < open.check_in_at) return { result: 'flagged', reason: 'out_of_order' }
   if (direction === 'break_start' || direction === 'break_end') {
-    return decideBreak(trx, auth, operator, open, direction, at, reads)
+    return decideBreak(operator, open, direction, at, reads)
   }
   if (open && direction !== 'in') {
     if (at === open.check_in_at) return { result: 'flagged', reason: 'invalid_time_range' }
@@ -197,7 +202,7 @@ async function decide(
     return { result: 'checked_out', open }
   }
   if (open) return { result: 'flagged', reason: 'already_checked_in' }
-  if (await isOutOfOrder(trx, auth, operator.id, at, direction !== 'out')) {
+  if (await reads.outOfOrder(operator.id, at, direction !== 'out')) {
     return { result: 'flagged', reason: 'out_of_order' }
   }
   if (direction === 'out') return { result: 'flagged', reason: 'no_open_session' }
@@ -212,8 +217,6 @@ async function decide(
  * (`breakScanOf`), unless that session's work date is in a closed pay period.
  */
 async function decideBreak(
-  trx: Trx,
-  auth: AuthContext,
   operator: OperatorRow,
   open: SessionRow | undefined,
   direction: 'break_start' | 'break_end',
@@ -221,7 +224,7 @@ async function decideBreak(
   reads: ScanReads,
 ): Promise<Outcome> {
   if (!open) {
-    const late = await isOutOfOrder(trx, auth, operator.id, at, false)
+    const late = await reads.outOfOrder(operator.id, at, false)
     return { result: 'flagged', reason: late ? 'out_of_order' : 'no_open_session' }
   }
   const change = breakScanOf(open, direction, at)
@@ -402,8 +405,9 @@ type BatchReads = ScanReads & { flush(): Promise<void> }
  * - its devices (one, from a kiosk) and their locations' time zones;
  * - its operators, by id or ident, locked in one statement (in id order, as lockOperators does);
  * - after those locks, as `prepareScan` reads one: the scans of its `client_scan_id`s, each
- *   operator's accepted scans around the items' times (the duplicate window), and its operators'
- *   open sessions, locked;
+ *   operator's accepted scans around the items' times (the duplicate window), its operators'
+ *   open sessions, locked, and how late their completed sessions can end (whether a check-in
+ *   comes late);
  * - whether a closed pay period holds any of the work dates the items can touch (it takes the
  *   pay-period lock, shared, as each item would, so no period closes before the batch commits).
  * The scans the items record are kept here (a replay later in the batch, the duplicate window)
@@ -472,11 +476,13 @@ async function readForBatch(trx: Trx, auth: AuthContext, items: CheckedBatch['ap
     }
     return zone
   }
+  let earliest = now
   for (const scan of scans) {
     const operator = operatorOf(scan)
     const device = deviceOf(scan.device_id)
     const at = scan.time === undefined ? now : timeOf(scan.time)
     if (!operator || !device || at === undefined) continue
+    earliest = Math.min(earliest, at)
     const from = at - DUPLICATE_WINDOW_MS
     const to = scan.time === undefined ? undefined : at + DUPLICATE_WINDOW_MS
     const known = windows.get(operator.id)
@@ -526,6 +532,21 @@ async function readForBatch(trx: Trx, auth: AuthContext, items: CheckedBatch['ap
     }
   }
   if (stale.size > 0) await readOpenSessions()
+  // Whether a check-in comes late (isOutOfOrder): whether a session of the operator's record ends
+  // after it. None that began before `since` can end after `earliest`, as no completed session
+  // lasts longer than MAX_API_SESSION_MS (the bound isOutOfOrder's own query reads by): the latest
+  // end of the others, bounded from above, answers for an operator's first check-in with no open
+  // session (`firstWithoutOpen`); a bound past the scan's time leaves it to isOutOfOrder.
+  const since = earliest - MAX_API_SESSION_MS
+  const latestEnds = new Map<string, number>()
+  if (operators.length > 0) {
+    const ids = operators.map((operator) => operator.id)
+    for (const row of await latestSessionEnds(trx, auth, ids, since, MAX_API_SESSION_MS)) {
+      latestEnds.set(row.operator_id, row.latest_end)
+    }
+  }
+  const reachedOpenSession = new Set<string>()
+  const firstWithoutOpen = new Set<string>()
   // Not `workDates` itself: it grows as open sessions are read again, unchecked.
   const openDates =
     workDates.size > 0 && (await closedPeriodHolding(trx, auth, [...workDates])) === undefined
@@ -553,13 +574,24 @@ async function readForBatch(trx: Trx, auth: AuthContext, items: CheckedBatch['ap
       return covers(operatorId, at) ? false : alone.acceptedScanNear(operatorId, at)
     },
     openSessionAt: async (operatorId, at) => {
+      firstWithoutOpen.delete(operatorId)
       if (!openSessions.has(operatorId)) return alone.openSessionAt(operatorId, at)
       if (stale.has(operatorId)) await readOpenSessions()
       const open = openSessions.get(operatorId)
       stale.add(operatorId)
-      if (!open) return {}
+      const first = !reachedOpenSession.has(operatorId)
+      reachedOpenSession.add(operatorId)
+      if (!open) {
+        if (first) firstWithoutOpen.add(operatorId)
+        return {}
+      }
       // Closing an over-long shift is openSessionAt's, which reads the session again.
       return at - open.check_in_at > MAX_SHIFT_MS ? alone.openSessionAt(operatorId, at) : { open }
+    },
+    outOfOrder: async (operatorId, at, checksIn) => {
+      const ends = latestEnds.get(operatorId) ?? Number.NEGATIVE_INFINITY
+      if (checksIn && firstWithoutOpen.has(operatorId) && at >= earliest && ends <= at) return false
+      return alone.outOfOrder(operatorId, at, checksIn)
     },
     workDate: async (device, at) => calendarDate(at, await zoneOf(device.location_id)),
     inClosedPeriod: async (workDate) => (openDates.has(workDate) ? false : alone.inClosedPeriod(workDate)),
