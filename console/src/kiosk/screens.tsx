@@ -1,5 +1,5 @@
 import type { RefObject } from 'preact'
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks'
 import type { Direction } from './storage.js'
 import { scans } from './words.js'
 
@@ -30,7 +30,7 @@ export function PairingScreen(props: {
   const [code, setCode] = useState('')
   const [error, setError] = useState<string>()
   const [pairing, setPairing] = useState(false)
-  useEffect(() => input.current?.focus(), [])
+  useFocusAtOnce(input)
 
   async function submit(event: Event) {
     event.preventDefault()
@@ -95,12 +95,21 @@ function Clock(props: { timezone: string; now: () => number }) {
 }
 
 /**
+ * The screen's input focused as the screen appears, not a frame later (`useEffect` waits for the
+ * next paint): a worker types the PIN, or a reader the next badge, the moment the screen shows, and
+ * keys typed before the focus came would be lost.
+ */
+function useFocusAtOnce(input: RefObject<HTMLInputElement>) {
+  useLayoutEffect(() => input.current?.focus(), [input])
+}
+
+/**
  * Typing that lands outside any input (after a keypad key was pressed from the keyboard, or a click on
  * the page) goes to `input`: a badge reader types the next ident without looking where the focus is.
  * Space and Enter stay with the focused button, which they press.
  */
 function useTypingGoesTo(input: RefObject<HTMLInputElement>) {
-  useEffect(() => {
+  useLayoutEffect(() => {
     const redirect = (event: KeyboardEvent) => {
       const target = event.target as HTMLElement | null
       if (event.key.length !== 1 || event.key === ' ' || event.ctrlKey || event.metaKey || event.altKey)
@@ -157,7 +166,7 @@ export function IdleScreen(props: {
 }) {
   const input = useRef<HTMLInputElement>(null)
   const [value, setValue] = useState('')
-  useEffect(() => input.current?.focus(), [])
+  useFocusAtOnce(input)
   useTypingGoesTo(input)
 
   // Cleared and focused again at once: a badge reader types the next worker's ident straight in.
@@ -224,9 +233,9 @@ export function PinPad(props: {
   const [error, setError] = useState<string>()
   const [sending, setSending] = useState(false)
   const { onCancel } = props
-  useEffect(() => input.current?.focus(), [])
+  useFocusAtOnce(input)
   useTypingGoesTo(input)
-  useEffect(() => {
+  useLayoutEffect(() => {
     const cancelOnEscape = (event: KeyboardEvent) => {
       if (event.key === 'Escape') onCancel()
     }
