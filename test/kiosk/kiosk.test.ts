@@ -450,6 +450,7 @@ describe.runIf(chromiumAvailable())('the kiosk page at /kiosk', () => {
     await badge().fill('W-005')
     await page.keyboard.press('Enter')
     await page.getByRole('alert').filter({ hasText: 'This device was unpaired' }).waitFor()
+    await expect.poll(() => feedback().innerText()).toMatch(/W-005\s+Saved, will sync/)
     expect((await readKioskStore<QueuedScan[]>(page, 'queue')).map((scan) => scan.operator_ident)).toEqual([
       'W-005',
     ])

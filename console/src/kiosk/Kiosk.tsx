@@ -230,37 +230,29 @@ export function Kiosk() {
   }
 
   /**
-   * Into the queue, with its PIN sealed to the service's key: the PIN itself is never stored. False
-   * when it cannot be sealed (no WebCrypto outside a secure context): then nothing is kept.
+   * Into the queue, with its PIN sealed to the service's key (the PIN itself is never stored), and
+   * "Saved, will sync" on the screen. When the PIN cannot be sealed (no WebCrypto outside a secure
+   * context), nothing is kept, and the screen says the scan was not recorded.
    */
-  async function keep(scan: QueuedScan, pin: string | undefined): Promise<boolean> {
+  async function save(scan: QueuedScan, pin: string | undefined) {
+    const time = Date.parse(scan.time)
     if (pin !== undefined) {
       try {
         if (!current) throw new Error('no PIN key yet')
         scan.pin_ciphertext = await sealPin(pin, current.pin_key)
       } catch {
         last.current = undefined
-        show({
+        return show({
           kind: 'refused',
           ident: scan.operator_ident,
-          time: Date.parse(scan.time),
+          time,
           note: 'The service cannot be reached and this tablet cannot keep a PIN safely. Try again later.',
         })
-        return false
       }
     }
     await enqueue(scan)
     await countQueue()
-    return true
-  }
-
-  async function save(scan: QueuedScan, pin: string | undefined) {
-    if (!(await keep(scan, pin))) return
-    const content: FeedbackContent = {
-      kind: 'saved',
-      ident: scan.operator_ident,
-      time: Date.parse(scan.time),
-    }
+    const content: FeedbackContent = { kind: 'saved', ident: scan.operator_ident, time }
     if (last.current) last.current.shown = content
     show(content)
   }
@@ -333,8 +325,8 @@ export function Kiosk() {
         return void (await save(scan, pin))
       }
       if (error instanceof KioskApiError && error.status === 401) {
-        // The key is revoked; the scan is kept for when the device is paired again.
-        await keep(scan, pin)
+        // The key is revoked; the scan is kept for when the device is paired again, and said so.
+        await save(scan, pin)
         setPhase('unpaired')
         return undefined
       }
