@@ -247,7 +247,7 @@ describe('POST /v1/scans/batch applies its scans together', () => {
     )
     // A check-in writes its session, its revision and its scan's event; a check-out the session's
     // change, its revision and two events; what they read is read for all of them, and the scans
-    // go 100 to an INSERT. One scan at a time with a savepoint each took 14 and 15.
+    // go 100 to an INSERT. One scan at a time with a savepoint each took 14.
     expect(statements).toBeLessThanOrEqual(5 * scans.length + 20)
   })
 
