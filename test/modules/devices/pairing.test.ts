@@ -285,6 +285,8 @@ describe('the pairing rate limit', () => {
     const limited = await pairFrom(t, 'ABCD-EFGH', tablet)
     expectError(limited, 429, 'rate_limited', 'rate_limited')
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0)
+    // The count is a minute's: what is left of it, never more.
+    expect(Number(limited.headers['retry-after'])).toBeLessThanOrEqual(60)
     // Another address is not limited by this one's attempts.
     expectError(await pairFrom(t, 'ABCD-EFGH', '192.0.2.8'), 422, 'validation_error', 'invalid_pairing_code')
   })

@@ -178,6 +178,38 @@ describe('time-clock rules at their bounds (decisions.md)', () => {
     expect(open.status, JSON.stringify(open.body)).toBe(201)
   })
 
+  it("counts wrong PINs in a batch in order: after five, the operator's next scan is pin_locked in its slot; others go on", async () => {
+    const w = await world(t)
+    const gate = await pairedDevice(t, w.root, { require_pin: true })
+    const op = await created(w.root.post<Operator>('/v1/operators', { ident: uniq('op'), pin: '2580' }))
+    const other = await created(w.root.post<Operator>('/v1/operators', { ident: uniq('op'), pin: '1470' }))
+    const at = (operator: Operator, pin: string, minutesAgo: number) => ({
+      device_id: gate.device.code,
+      operator_id: operator.id,
+      pin,
+      time: new Date(Date.now() - minutesAgo * MINUTE).toISOString(),
+    })
+    const res = await gate.api.post<List<Scan & { type?: string; code?: string; param?: string }>>(
+      '/v1/scans/batch',
+      {
+        scans: [
+          ...[60, 59, 58, 57, 56].map((ago) => at(op, '0000', ago)),
+          at(op, '2580', 55),
+          at(other, '1470', 54),
+        ],
+      },
+    )
+    expect(res.status, JSON.stringify(res.body)).toBe(200)
+    const slots = res.body.data
+    for (const slot of slots.slice(0, 5)) {
+      expect(slot).toMatchObject({ type: 'validation_error', code: 'invalid_pin', param: 'pin' })
+    }
+    expect(slots[5]).toMatchObject({ type: 'rate_limited', code: 'pin_locked' })
+    expect(slots[6]).toMatchObject({ object: 'scan', result: 'checked_in', operator_id: other.id })
+    // The lock holds outside the batch too.
+    expectError(await gate.api.post('/v1/scans', at(op, '2580', 1)), 429, 'rate_limited', 'pin_locked')
+  })
+
   it('takes client_scan_id of 1 to 64 characters; empty or 65 is 422 naming client_scan_id, recording nothing', async () => {
     const w = await world(t)
     const gate = await pairedDevice(t, w.root)
