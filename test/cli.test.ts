@@ -161,8 +161,8 @@ describe('cli keys create', { timeout: ONE_COMMAND }, () => {
   })
 })
 
-// One command at a time: eight `tsx` starts at once (each ~2 s of CPU) beside the other test files
-// on 2 cores took over 20 s each in a slow CI run, and four of them timed out.
+// One command at a time: eight starts at once beside the other test files on 2 cores took over 20 s
+// each in a slow CI run (through tsx then, ~2 s of CPU each), and four of them timed out.
 describe('cli keys create rejects bad input', { timeout: ONE_COMMAND }, () => {
   const base = ['keys', 'create', '--json']
   it.each([
