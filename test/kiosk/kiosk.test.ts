@@ -390,7 +390,12 @@ describe.runIf(chromiumAvailable())('the kiosk page at /kiosk', () => {
 
     // The refusal gone (a reload tries at once): sent, and the status line clear.
     await page.unroute('**/v1/scans/batch')
+    // Waited for by its answer: right after a reload the banner is not drawn yet, sent or not.
+    const sent = page.waitForResponse(
+      (response) => response.url().endsWith('/v1/scans/batch') && response.status() === 200,
+    )
     await page.reload()
+    await sent
     await page.getByText('waiting to sync').waitFor({ state: 'detached' })
     expect(await refusal.count()).toBe(0)
     expect((await scansOf('B-003')).map((scan) => scan.result)).toEqual(['checked_in'])
@@ -437,6 +442,31 @@ describe.runIf(chromiumAvailable())('the kiosk page at /kiosk', () => {
     expect(Date.parse(scan?.time ?? '')).toBeGreaterThanOrEqual(before - 2_000)
     expect(Date.parse(scan?.time ?? '')).toBeLessThanOrEqual(after + 2_000)
     expect(scan?.clock_skew_ms).toBeNull()
+  })
+
+  it('asks for the PIN when a manager required PINs since the page last read its device (no missing_param left unanswered)', async () => {
+    expect(
+      (await api().post('/v1/operators', { ident: 'P-001', name: 'Pat Lee', pin: '482916' })).status,
+    ).toBe(201)
+    const device = (await api().get<List<Device>>('/v1/devices?code=GATE-N')).body.data[0] as Device
+    expect((await api().patch(`/v1/devices/${device.id}`, { require_pin: true })).status).toBe(200)
+    try {
+      // The page read its device before: it sends without a PIN, hears 422 missing_param, reads the
+      // device again and asks.
+      await badge().fill('P-001')
+      await page.keyboard.press('Enter')
+      await page.getByRole('heading', { name: 'Enter your PIN', level: 1 }).waitFor()
+      await expect.poll(() => page.evaluate<string | undefined>('document.activeElement?.id')).toBe('pin')
+      await page.keyboard.type('482916')
+      await page.keyboard.press('Enter')
+      await expect.poll(() => feedback().innerText(), { timeout: 15_000 }).toMatch(/Pat Lee\s+IN/)
+      expect((await scansOf('P-001')).map((scan) => scan.result)).toEqual(['checked_in'])
+    } finally {
+      expect((await api().patch(`/v1/devices/${device.id}`, { require_pin: false })).status).toBe(200)
+      // Read again at load: the scenarios after scan without PINs.
+      await page.reload()
+      await page.getByRole('heading', { name: 'North gate', level: 1 }).waitFor()
+    }
   })
 
   it('says the device was unpaired, and keeps the scan it could not send (scenario 7)', async () => {
