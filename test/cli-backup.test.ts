@@ -10,14 +10,14 @@ import { buildTestApp } from './helpers/app.js'
 import { uniq } from './helpers/assertions.js'
 import { startApiProcess } from './helpers/cluster.js'
 import { createTestDatabase, dialect } from './helpers/database.js'
-import { killAll, type RunResult, run, START_MS } from './helpers/process.js'
+import { builtScript, killAll, type RunResult, run, START_MS } from './helpers/process.js'
 import { REDIS_URL } from './helpers/redis.js'
 
 afterAll(killAll)
 
-/** `tsx src/cli.ts backup <file>` (what `npm run cli -- backup <file>` runs) on `databaseUrl`. */
+/** `node dist/src/cli.js backup <file>` (what `npm run cli -- backup <file>` runs, built) on `databaseUrl`. */
 const backup = (databaseUrl: string, file: string): Promise<RunResult> =>
-  run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'backup', file], {
+  run(process.execPath, [builtScript('cli'), 'backup', file], {
     env: { DATABASE_URL: databaseUrl },
   })
 

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { openDatabase } from '../src/db/connection.js'
 import { createTestDatabase, type TestDatabase } from './helpers/database.js'
-import { killAll, START_MS, spawnChild } from './helpers/process.js'
+import { builtScript, killAll, START_MS, spawnChild } from './helpers/process.js'
 
 const LISTENING = /"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)"/
 const CONNECTIONS = 20
@@ -32,7 +32,7 @@ describe('a server killed under load', () => {
   it('keeps every acknowledged create, its revision and its events', { timeout: TEST_MS }, async () => {
     const database = await createTestDatabase()
     databases.push(database)
-    const child = spawnChild(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    const child = spawnChild(process.execPath, [builtScript('server')], {
       env: {
         HOST: '127.0.0.1',
         PORT: '0',

@@ -11,7 +11,7 @@ import {
 import { type ApiClient, buildTestApp, type TestApp } from '../helpers/app.js'
 import { expectError, type Operator, sleep, uniq } from '../helpers/assertions.js'
 import { dialect, holdDatabase } from '../helpers/database.js'
-import { type Child, killAll, ROOT, START_MS, spawnChild } from '../helpers/process.js'
+import { builtScript, type Child, killAll, ROOT, START_MS, spawnChild } from '../helpers/process.js'
 import { WebhookReceiver } from '../helpers/webhook-receiver.js'
 import { sessionHelpers } from '../modules/sessions/helpers.js'
 
@@ -244,7 +244,7 @@ describe(`metrics of the processes an operator starts (${dialect})`, () => {
     async () => {
       const t = await buildTestApp()
       try {
-        const server = spawnChild(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+        const server = spawnChild(process.execPath, [builtScript('server')], {
           env: {
             DATABASE_URL: t.database.url,
             HOST: '127.0.0.1',
@@ -304,7 +304,7 @@ describe(`metrics of the processes an operator starts (${dialect})`, () => {
         })
         expect(scan.body.result).toBe('checked_in')
 
-        const worker = spawnChild(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'worker'], {
+        const worker = spawnChild(process.execPath, [builtScript('cli'), 'worker'], {
           env: {
             DATABASE_URL: t.database.url,
             METRICS_PORT: '0',
