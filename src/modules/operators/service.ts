@@ -200,6 +200,17 @@ export const PIN_FAILURE_LIMIT = 5
 export const PIN_LOCKOUT_MS = 15 * 60 * 1000
 
 /**
+ * 429 `pin_locked`, with the time left, while the operator is locked by wrong PINs: decisions.md has
+ * every scan of that operator answer so for the lock's 15 minutes, at a device that asks for PINs or
+ * not (whoever tried the PINs holds the badge, and the badge alone scans where no PIN is asked).
+ */
+export function refusePinLocked(operator: OperatorRow, now = Date.now()): void {
+  if (operator.pin_locked_until !== null && operator.pin_locked_until > now) {
+    throw errors.pinLocked(Math.ceil((operator.pin_locked_until - now) / 1000))
+  }
+}
+
+/**
  * Checks an operator's PIN at a device that requires one, outside any transaction: the hash takes
  * tens of milliseconds, which no write lock should wait for, and a wrong PIN must be counted even
  * though the scan it came with is refused and rolled back. Locked: 429 `pin_locked` with the time
@@ -212,9 +223,7 @@ export async function checkOperatorPin(
   param: 'pin' | 'pin_ciphertext',
 ): Promise<void> {
   const now = Date.now()
-  if (operator.pin_locked_until !== null && operator.pin_locked_until > now) {
-    throw errors.pinLocked(Math.ceil((operator.pin_locked_until - now) / 1000))
-  }
+  refusePinLocked(operator, now)
   const right = operator.pin_hash !== null && (await pinMatches(pin, operator.pin_hash))
   if (!right) {
     await countPinFailure(db, operator.id, PIN_FAILURE_LIMIT, now + PIN_LOCKOUT_MS)

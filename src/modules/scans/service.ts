@@ -9,7 +9,7 @@ import { parseInstant, toIso } from '../../lib/time.js'
 import { type DeviceRow, decryptPin, resolveScanDevice } from '../devices/service.js'
 import { recordEvent } from '../events/outbox.js'
 import { timeZoneAt } from '../locations/service.js'
-import { checkOperatorPin, type OperatorRow, resolveOperator } from '../operators/service.js'
+import { checkOperatorPin, type OperatorRow, refusePinLocked, resolveOperator } from '../operators/service.js'
 import { closedPeriodHolding } from '../pay-periods/service.js'
 import {
   breakScanOf,
@@ -128,6 +128,8 @@ async function prepareScan(reads: ScanReads, input: CreateScanBody): Promise<Pre
   const operator = await reads.operator(input)
   const replay =
     input.client_scan_id === undefined ? undefined : await reads.recorded(device.code, input.client_scan_id)
+  // A replay answers the scan recorded before the lock; anything new waits out the lock.
+  if (replay === undefined) refusePinLocked(operator)
   return { input, at, device, operator, replay }
 }
 

@@ -151,6 +151,53 @@ describe('operator PINs', () => {
     expect((await scan(gate, { operator_id: op.id, pin: '9753', direction: 'out' })).status).toBe(201)
   })
 
+  it('answers every new scan of a locked operator 429 pin_locked, where no PIN is asked too; a replay still answers', async () => {
+    const { api, key, gate } = await pinGate()
+    const open = await pairedDevice(t, api)
+    const op = await operator(api, { pin: '9753' })
+    const first = await scan(open, { operator_id: op.id, client_scan_id: 'before-lock' })
+    expect(first.status).toBe(201)
+    for (let i = 0; i < 5; i++) {
+      expectError(
+        await scan(gate, { operator_id: op.id, pin: '0000' }),
+        422,
+        'validation_error',
+        'invalid_pin',
+      )
+    }
+    const before = await scanCount(key.account_id)
+    // A device without PINs, its key or the account's API key, one scan or a batch's item.
+    expectError(await scan(open, { operator_id: op.id, direction: 'out' }), 429, 'rate_limited', 'pin_locked')
+    expectError(
+      seen(
+        await api.post('/v1/scans', { device_id: open.device.code, operator_id: op.id, direction: 'out' }),
+      ),
+      429,
+      'rate_limited',
+      'pin_locked',
+    )
+    const other = await operator(api)
+    const batch = seen(
+      await open.api.post<{ data: Array<Record<string, unknown>> }>('/v1/scans/batch', {
+        scans: [
+          { device_id: open.device.code, operator_id: op.id, client_scan_id: 'after-lock' },
+          { device_id: open.device.code, operator_id: other.id },
+          { device_id: open.device.code, operator_id: op.id, client_scan_id: 'before-lock' },
+        ],
+      }),
+    )
+    expect(batch.status).toBe(200)
+    expect(batch.body.data[0]).toMatchObject({ type: 'rate_limited', code: 'pin_locked' })
+    expect(batch.body.data[1]).toMatchObject({ object: 'scan', operator_id: other.id })
+    // The replay of a scan recorded before the lock answers that scan, as replays always do.
+    expect(batch.body.data[2]).toEqual(first.body)
+    const replay = await scan(open, { operator_id: op.id, client_scan_id: 'before-lock' })
+    expect(replay.status).toBe(201)
+    expect(replay.body).toEqual(first.body)
+    // Nothing of the locked operator was recorded; the other operator's scan was.
+    expect(await scanCount(key.account_id)).toBe(before + 1)
+  })
+
   it('accepts pin_ciphertext made with node:crypto from the pin_key JWK; refuses what does not decrypt', async () => {
     const { key, api, gate } = await pinGate()
     const op = await operator(api, { pin: '31415926', name: 'Ada' })
