@@ -236,7 +236,9 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('pay rules in the console, on 
     await expect.poll(async () => (await operatorOverApi('W-002'))?.pay_rule_id).toBe(rule?.id)
     await grace.selectOption({ label: 'Account default: California hourly' })
     await expect.poll(async () => (await operatorOverApi('W-002'))?.pay_rule_id).toBeNull()
-    expect(await grace.isEnabled()).toBe(true)
+    // The menu is disabled while its change is saved: the service commits before the page has its
+    // answer, so the menu comes back a moment after the API shows the change.
+    await expect.poll(() => grace.isEnabled(), { timeout: 10_000 }).toBe(true)
   })
 
   it('refuses plainly to delete a rule an operator has', async () => {
