@@ -11,10 +11,10 @@ import { createTestDatabase, dialect, type TestDatabase } from '../helpers/datab
 const schemaOf = (database: TestDatabase) =>
   (new URL(database.url).searchParams.get('options') ?? '').replace('-c search_path=', '')
 
-// Kysely's migrator lists the tables of every schema of the database, then asks about each by name:
-// a schema dropped between the two fails the migration (3F000, 42P01, 42703). migrateToLatest does
-// not work around that; the harness makes sure no schema is dropped while tests run
-// (test/helpers/postgres-run.ts). These tests fail when a test database's drop() drops at once again.
+// Kysely's migrator, left to itself, lists the tables of every schema of the database, then asks
+// about each by name: a schema dropped between the two fails the migration (3F000, 42P01, 42703).
+// migrateToLatest shows it only its own schema's tables (src/db/migrate.ts), and the harness still
+// drops no schema while tests run (test/helpers/postgres-run.ts): these tests check both.
 describe.runIf(dialect === 'postgres')('test databases on PostgreSQL', () => {
   it('live in a database of this run, and outlive drop() until the run ends', async () => {
     const database = await createTestDatabase()
