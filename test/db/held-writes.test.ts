@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { compiledInsert } from '../../src/db/compiled.js'
 import { holdWrites } from '../../src/db/held-writes.js'
 import type { Db, Executor } from '../../src/db/types.js'
+import { EVENT_COLUMNS } from '../../src/modules/events/outbox.js'
 import { dialect, useMigratedDatabase } from '../helpers/database.js'
 import { roundTripsOf, statementsDuring } from './pg-statements.js'
 
@@ -17,15 +18,7 @@ describe('held writes', () => {
   const ACCOUNT = 'acct_held_writes'
   /** A primary key refusing a row, on either dialect. */
   const DUPLICATE_KEY = /^(23505|SQLITE_CONSTRAINT_PRIMARYKEY)$/
-  const insertEvent = compiledInsert('events', {
-    id: true,
-    account_id: true,
-    livemode: true,
-    type: true,
-    created_at: true,
-    payload: true,
-    dispatched_at: true,
-  })
+  const insertEvent = compiledInsert('events', EVENT_COLUMNS)
   const event = (id: string) => ({
     id,
     account_id: ACCOUNT,

@@ -3,7 +3,7 @@ import { LRUCache } from 'lru-cache'
 import { errors } from '../../core/errors.js'
 import type { AuthContext } from '../../core/identity.js'
 import { toFlag } from '../../db/schema.js'
-import { ownedBy } from '../../db/scope.js'
+import { type Owner, ownedBy } from '../../db/scope.js'
 import type { Executor, Trx } from '../../db/types.js'
 import { changedFields } from '../../lib/changes.js'
 import { newId } from '../../lib/ids.js'
@@ -257,11 +257,23 @@ export class DeviceSightings {
 
 /** `device_id` of a session or scan request is the device's code. */
 export function resolveDevice(db: Executor, auth: AuthContext, code: string): Promise<DeviceRow> {
+  return resolveDeviceBy(auth, code, (owner) => findDevicesByCode(db, owner, code))
+}
+
+/**
+ * `device_id` resolved as `resolveDevice` does, through a lookup that may read more with the device
+ * in the same statement (a session's create reads its location's zone with it).
+ */
+export function resolveDeviceBy<Row extends DeviceRow>(
+  auth: AuthContext,
+  code: string,
+  lookup: (owner: Owner) => Promise<Row[]>,
+): Promise<Row> {
   return resolveReference(auth, {
     resource: 'device',
     param: 'device_id',
     value: code,
-    lookup: (owner) => findDevicesByCode(db, owner, code),
+    lookup,
     unknown: errors.unknownDevice,
   })
 }

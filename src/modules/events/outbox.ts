@@ -100,7 +100,8 @@ function envelopeJson(envelope: EventEnvelope, dataJson: string): string {
   return `${headJson.slice(0, -1)},"data":${dataJson}}`
 }
 
-const EVENT_COLUMNS = {
+/** Every column of an event row, as `compiledInsert` names them. */
+export const EVENT_COLUMNS = {
   id: true,
   account_id: true,
   livemode: true,

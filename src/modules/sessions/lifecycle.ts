@@ -6,12 +6,11 @@ import type { ReviewStatus, StoredBreak } from '../../db/schema.js'
 import type { Executor, Trx } from '../../db/types.js'
 import { changedFields, previousAttributes } from '../../lib/changes.js'
 import { calendarDate } from '../../lib/dates.js'
-import { type DeviceRow, resolveDevice } from '../devices/service.js'
+import { type DeviceRow, resolveDevice, resolveDeviceBy } from '../devices/service.js'
 import { recordEvent, recordEvents } from '../events/outbox.js'
 import { resolveLocation, timeZoneAt } from '../locations/service.js'
 import { lockOperatorsById, type OperatorRow, resolveOperator } from '../operators/service.js'
 import { assertPeriodOpen, closedPeriodHolding } from '../pay-periods/service.js'
-import { resolveReference } from '../shared/references.js'
 import {
   createResource,
   lockResource,
@@ -283,13 +282,7 @@ async function locationFor(
  * PostgreSQL.
  */
 function resolveDeviceWithZone(trx: Trx, auth: AuthContext, code: string): Promise<DeviceWithZone> {
-  return resolveReference(auth, {
-    resource: 'device',
-    param: 'device_id',
-    value: code,
-    lookup: (owner) => findDevicesWithZone(trx, owner, code),
-    unknown: errors.unknownDevice,
-  })
+  return resolveDeviceBy(auth, code, (owner) => findDevicesWithZone(trx, owner, code))
 }
 
 /** A session entered through the API: completed, and flagged `manual_api_entry` for review. */
