@@ -22,6 +22,7 @@ import * as m012 from './migrations/012_closed_timesheets.js'
 import * as m013 from './migrations/013_metrics_indexes.js'
 import * as m014 from './migrations/014_retention.js'
 import * as m015 from './migrations/015_time_clock.js'
+import * as m016 from './migrations/016_location_locale.js'
 import type { Db } from './types.js'
 
 // Migrations are imported statically so the built service and tsx runs need no file-system scan.
@@ -41,6 +42,7 @@ const migrations: Record<string, Migration> = {
   '013_metrics_indexes': m013,
   '014_retention': m014,
   '015_time_clock': m015,
+  '016_location_locale': m016,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

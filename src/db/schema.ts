@@ -120,6 +120,8 @@ export interface LocationsTable {
   address: string | null
   created_at: number
   updated_at: number
+  /** Migration 016: a canonical BCP 47 tag (`en-GB` for the locations made before it). */
+  locale: Generated<string>
 }
 
 export interface DevicesTable {

@@ -14,6 +14,7 @@ export function toLocation(row: LocationRow): Location {
     id: row.id,
     name: row.name,
     timezone: row.timezone,
+    locale: row.locale,
     address: row.address,
     livemode: row.livemode === 1,
     created: toIso(row.created_at),

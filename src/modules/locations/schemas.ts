@@ -12,6 +12,13 @@ const timezone = Type.String({
   description: 'IANA time zone, e.g. Europe/Paris.',
 })
 const address = nullableString({ maxLength: 500 })
+/** RFC 5646 asks implementations to take tags of at least 35 characters; extensions make them longer. */
+const locale = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  description:
+    'BCP 47 language tag the kiosk formats times and dates with, e.g. fr-FR or en-US (stored canonical: fr-fr becomes fr-FR). Default en-GB.',
+})
 
 export const Location = Type.Object(
   {
@@ -19,6 +26,7 @@ export const Location = Type.Object(
     id: Type.String({ description: 'Prefix `loc_`.' }),
     name: Type.String(),
     timezone: Type.String(),
+    locale: Type.String({ description: 'BCP 47 language tag, canonical, e.g. fr-FR.' }),
     address: Type.Union([Type.String(), Type.Null()]),
     livemode: Type.Boolean(),
     created: Timestamp,
@@ -29,13 +37,23 @@ export const Location = Type.Object(
 export type Location = Static<typeof Location>
 
 export const CreateLocationBody = Type.Object(
-  { name, timezone: Type.Optional(timezone), address: Type.Optional(address) },
+  {
+    name,
+    timezone: Type.Optional(timezone),
+    locale: Type.Optional(locale),
+    address: Type.Optional(address),
+  },
   { additionalProperties: false },
 )
 export type CreateLocationBody = Static<typeof CreateLocationBody>
 
 export const UpdateLocationBody = Type.Object(
-  { name: Type.Optional(name), timezone: Type.Optional(timezone), address: Type.Optional(address) },
+  {
+    name: Type.Optional(name),
+    timezone: Type.Optional(timezone),
+    locale: Type.Optional(locale),
+    address: Type.Optional(address),
+  },
   { additionalProperties: false },
 )
 export type UpdateLocationBody = Static<typeof UpdateLocationBody>

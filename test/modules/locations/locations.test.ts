@@ -3,7 +3,17 @@ import { type ApiClient, buildTestApp, type TestApp } from '../../helpers/app.js
 import { type Device, expectError, ISO_MS, type List, type Location } from '../../helpers/assertions.js'
 import { eventsOf, eventTypes, freshAccount } from '../../helpers/fixtures.js'
 
-const LOCATION_KEYS = ['address', 'created', 'id', 'livemode', 'name', 'object', 'timezone', 'updated']
+const LOCATION_KEYS = [
+  'address',
+  'created',
+  'id',
+  'livemode',
+  'locale',
+  'name',
+  'object',
+  'timezone',
+  'updated',
+]
 
 function expectLocationShape(location: Location, livemode = false) {
   expect(Object.keys(location).sort()).toEqual(LOCATION_KEYS)
@@ -40,6 +50,7 @@ describe('locations over HTTP', () => {
       const res = await api.post<Location>('/v1/locations', {
         name: 'Paris depot',
         timezone: 'Europe/Paris',
+        locale: 'fr-FR',
         address: '1 rue de Rivoli',
       })
       const after = Date.now()
@@ -49,6 +60,7 @@ describe('locations over HTTP', () => {
       expect(location).toMatchObject({
         name: 'Paris depot',
         timezone: 'Europe/Paris',
+        locale: 'fr-FR',
         address: '1 rue de Rivoli',
       })
       expect(location.created).toBe(location.updated)
@@ -64,12 +76,14 @@ describe('locations over HTTP', () => {
       expect(event?.data.previous_attributes).toBeUndefined()
     })
 
-    it('defaults timezone to UTC and address to null', async () => {
+    it('defaults timezone to UTC, locale to en-GB and address to null', async () => {
       const { api } = await freshAccount(t)
       const location = await create(api, { name: 'Somewhere' })
       expectLocationShape(location)
       expect(location.timezone).toBe('UTC')
+      expect(location.locale).toBe('en-GB')
       expect(location.address).toBeNull()
+      expect((await api.get<Location>(`/v1/locations/${location.id}`)).body.locale).toBe('en-GB')
     })
 
     it('sets livemode true for a live key, on the location and on its event', async () => {
@@ -106,6 +120,37 @@ describe('locations over HTTP', () => {
       },
     )
 
+    it.each([
+      ['fr-fr', 'fr-FR'],
+      ['EN-us', 'en-US'],
+      ['de', 'de'],
+      ['zh-hant-tw', 'zh-Hant-TW'],
+      ['en-US-u-hc-h23', 'en-US-u-hc-h23'],
+    ])('canonicalises the BCP 47 locale %s to %s', async (given, canonical) => {
+      const { api } = await freshAccount(t)
+      const location = await create(api, { name: 'Tagged', locale: given })
+      expect(location.locale).toBe(canonical)
+      const fetched = await api.get<Location>(`/v1/locations/${location.id}`)
+      expect(fetched.body.locale).toBe(canonical)
+    })
+
+    it.each([
+      'en_US',
+      'fr--FR',
+      'not a locale',
+      'xx-YY',
+      'qaa',
+      'i-klingon',
+      '',
+      `en-US-u-${'ca-gregory-'.repeat(6)}hc-h23`,
+    ])('refuses the locale %j with 422 invalid_value, param locale, creating nothing', async (locale) => {
+      const { key, api } = await freshAccount(t)
+      const res = await api.post('/v1/locations', { name: 'Babel', locale })
+      expectError(res, 422, 'validation_error', 'invalid_value', 'locale')
+      expect(await locationRows(key.account_id)).toEqual([])
+      expect(await eventTypes(t, key.account_id)).toEqual([])
+    })
+
     it('refuses a missing name with 422 missing_param, and unknown or wrongly typed fields', async () => {
       const { key, api } = await freshAccount(t)
       expectError(
@@ -128,6 +173,13 @@ describe('locations over HTTP', () => {
         'validation_error',
         'invalid_type',
         'timezone',
+      )
+      expectError(
+        await api.post('/v1/locations', { name: 'X', locale: null }),
+        422,
+        'validation_error',
+        'invalid_type',
+        'locale',
       )
       expect(await locationRows(key.account_id)).toEqual([])
       expect(await eventTypes(t, key.account_id)).toEqual([])
@@ -233,6 +285,34 @@ describe('locations over HTTP', () => {
         timezone: 'Nowhere/Land',
       })
       expectError(res, 422, 'validation_error', 'invalid_timezone', 'timezone')
+      expect((await api.get(`/v1/locations/${location.id}`)).body).toEqual(location)
+      expect(await eventTypes(t, key.account_id)).toEqual(['location.created'])
+    })
+
+    it('changes the locale (canonicalised) and emits location.updated with the previous one', async () => {
+      const { key, api } = await freshAccount(t)
+      const location = await create(api, { name: 'Gate', timezone: 'America/New_York' })
+      const res = await api.patch<Location>(`/v1/locations/${location.id}`, { locale: 'en-us' })
+      expect(res.status).toBe(200)
+      expect(res.body).toMatchObject({ id: location.id, locale: 'en-US', timezone: 'America/New_York' })
+      expect((await api.get(`/v1/locations/${location.id}`)).body).toEqual(res.body)
+
+      // The same tag spelled otherwise is no change: no event.
+      const same = await api.patch<Location>(`/v1/locations/${location.id}`, { locale: 'EN-US' })
+      expect(same.status).toBe(200)
+      expect(same.body).toEqual(res.body)
+
+      const events = await eventsOf(t, key.account_id)
+      expect(events.map((e) => e.type)).toEqual(['location.created', 'location.updated'])
+      expect(events[1]?.data.object).toEqual(res.body)
+      expect(events[1]?.data.previous_attributes).toEqual({ locale: 'en-GB' })
+    })
+
+    it('refuses an unknown locale with 422 invalid_value, param locale, and changes nothing', async () => {
+      const { key, api } = await freshAccount(t)
+      const location = await create(api, { name: 'Here', locale: 'fr-FR' })
+      const res = await api.patch(`/v1/locations/${location.id}`, { name: 'Renamed', locale: 'fr_FR' })
+      expectError(res, 422, 'validation_error', 'invalid_value', 'locale')
       expect((await api.get(`/v1/locations/${location.id}`)).body).toEqual(location)
       expect(await eventTypes(t, key.account_id)).toEqual(['location.created'])
     })
