@@ -17,10 +17,12 @@ import { registerReadiness } from './http/readiness.js'
 import { newRequestId } from './http/request-id.js'
 import { serializerFactory } from './http/serialization.js'
 import { rejectNulCharacters, validatorCompiler } from './http/validation.js'
+import { clock } from './lib/clock.js'
 import { deviceRoutes } from './modules/devices/routes.js'
 import { DeviceSightings } from './modules/devices/service.js'
 import { EventRetention, retentionWindowMs } from './modules/events/retention.js'
 import { eventRoutes } from './modules/events/routes.js'
+import { accountRoutes } from './modules/keys/routes.js'
 import { locationRoutes } from './modules/locations/routes.js'
 import { operatorRoutes } from './modules/operators/routes.js'
 import { payPeriodRoutes } from './modules/pay-periods/routes.js'
@@ -135,6 +137,7 @@ export async function buildApp({ config, db, redis, logStream }: AppDependencies
   await app.register(payRuleRoutes)
   await app.register(timesheetRoutes)
   await app.register(eventRoutes)
+  await app.register(accountRoutes)
   await app.register(consoleRoutes)
 
   // Resends are sent from the API process itself, whether or not it runs the worker.
@@ -152,14 +155,25 @@ export async function buildApp({ config, db, redis, logStream }: AppDependencies
     retention?.start()
   })
 
-  const purge = setInterval(() => {
-    purgeExpiredIdempotencyKeys(db).catch((error: unknown) =>
-      app.log.error({ err: error }, 'idempotency purge failed'),
+  // On the process clock, so that a test's clock steps run it; rescheduled after each purge ends.
+  let closing = false
+  let cancelPurge = schedulePurge()
+  function schedulePurge(): () => void {
+    return clock.schedule(
+      () => {
+        purgeExpiredIdempotencyKeys(db)
+          .catch((error: unknown) => app.log.error({ err: error }, 'idempotency purge failed'))
+          .finally(() => {
+            if (!closing) cancelPurge = schedulePurge()
+          })
+      },
+      PURGE_INTERVAL_MS,
+      { unref: true },
     )
-  }, PURGE_INTERVAL_MS)
-  purge.unref()
+  }
   app.addHook('onClose', async () => {
-    clearInterval(purge)
+    closing = true
+    cancelPurge()
     await Promise.all([worker?.stop(), sweep?.stop(), retention?.stop()])
     await sender.close()
     await db.destroy()

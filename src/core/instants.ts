@@ -9,6 +9,3 @@ export function instantOf(text: string, param: string): number {
   }
   return value
 }
-
-/** The current time in epoch milliseconds; injected where a test must move it (the sweep). */
-export type Clock = () => number

@@ -3,6 +3,7 @@ import { LRUCache } from 'lru-cache'
 import { errors } from '../core/errors.js'
 import type { AuthContext } from '../core/identity.js'
 import type { Executor } from '../db/types.js'
+import { clock } from '../lib/clock.js'
 import { grants, type Scope } from '../modules/keys/scopes.js'
 import { type ApiKeyRecord, findKeyByHash, hashSecret } from '../modules/keys/service.js'
 
@@ -47,7 +48,8 @@ export class KeyCache {
     private readonly db: Executor,
     ttlMs = KEY_CACHE_TTL_MS,
   ) {
-    this.entries = new LRUCache({ max: KEY_CACHE_MAX_ENTRIES, ttl: ttlMs })
+    // Entries age on the process clock, like the expiries they cache.
+    this.entries = new LRUCache({ max: KEY_CACHE_MAX_ENTRIES, ttl: ttlMs, perf: clock })
   }
 
   async get(secretHash: string): Promise<ApiKeyRecord | undefined> {
@@ -77,7 +79,7 @@ export function identify(
     }
     const secret = match[1]
     const record = SECRET_SHAPE.test(secret) ? await cache.get(hashSecret(secret)) : undefined
-    const now = Date.now()
+    const now = clock.now()
     if (!record) request.authFailure = 'Invalid API key provided.'
     else if (record.revokedAt !== null && record.revokedAt <= now)
       request.authFailure = 'This API key was revoked.'

@@ -7,6 +7,7 @@ import { supportsRowLocks } from '../db/connection.js'
 import { type Flag, toFlag } from '../db/schema.js'
 import { savepoint } from '../db/transaction-connection.js'
 import type { Db, Executor, Trx } from '../db/types.js'
+import { clock } from '../lib/clock.js'
 import { canonicalJson } from '../lib/json.js'
 import { requireAuth } from './auth.js'
 
@@ -175,7 +176,7 @@ export class CreateRunner {
     // A few rounds cover the races: a row expiring, being released or being taken over between
     // our insert and our read.
     for (let round = 0; round < 5; round++) {
-      const now = Date.now()
+      const now = clock.now()
       const inserted = await insertClaim.run(db, { ...scope, fingerprint: print, now })
       if (inserted.numAffectedRows === 1n) return { kind: 'claimed', token: now }
 
@@ -269,7 +270,7 @@ function keyMatch(scope: KeyScope) {
 }
 
 /** Drops keys past their 24-hour retention; run periodically. */
-export async function purgeExpiredIdempotencyKeys(db: Db, now = Date.now()): Promise<number> {
+export async function purgeExpiredIdempotencyKeys(db: Db, now = clock.now()): Promise<number> {
   const result = await db
     .deleteFrom('idempotency_keys')
     .where('created_at', '<=', now - IDEMPOTENCY_RETENTION_MS)

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import { Gauge, Registry } from 'prom-client'
 import { collectProcessMetrics, httpRequestDuration, httpRequests, processRegistry } from '../core/metrics.js'
 import type { Db } from '../db/types.js'
+import { clock } from '../lib/clock.js'
 import { withinTimeout } from '../lib/timeout.js'
 import { countUndispatchedEvents } from '../modules/events/service.js'
 import { countOpenSessions } from '../modules/sessions/service.js'
@@ -174,7 +175,7 @@ function databaseGauges(db: Db, log: Logger): Registry {
     oldest.set(
       reading.oldestPendingCreatedAt === undefined
         ? 0
-        : Math.max(0, (Date.now() - reading.oldestPendingCreatedAt) / 1000),
+        : Math.max(0, (clock.now() - reading.oldestPendingCreatedAt) / 1000),
     )
     undispatched.set(reading.undispatchedEvents)
     open.set(reading.openSessions)

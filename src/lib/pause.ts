@@ -1,10 +1,16 @@
+import { type Clock, clock } from './clock.js'
+
 /**
- * A wait that someone else can cut short. An end() while nobody waits is kept for the next wait,
- * so a wake-up that arrives while its loop is busy is not lost.
+ * A wait that someone else can cut short. An end() while nobody waits is kept for the next wait, so
+ * a wake-up that arrives while its loop is busy is not lost. It waits in the process clock's time
+ * (lib/clock.ts): a loop's schedule is the service's time; a pause that only paces work for the
+ * machine's sake passes `systemClock`.
  */
 export class Pause {
   private ended = false
   private endWait: (() => void) | undefined
+
+  constructor(private readonly time: Clock = clock) {}
 
   wait(ms: number): Promise<void> {
     if (this.ended) {
@@ -12,9 +18,9 @@ export class Pause {
       return Promise.resolve()
     }
     return new Promise((resolve) => {
-      const timer = setTimeout(() => this.end(), ms)
+      const cancel = this.time.schedule(() => this.end(), ms)
       this.endWait = () => {
-        clearTimeout(timer)
+        cancel()
         this.endWait = undefined
         resolve()
       }

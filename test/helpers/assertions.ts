@@ -20,6 +20,28 @@ export const uniq = (prefix: string) => `${prefix}-${randomBytes(5).toString('he
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /**
+ * Reads `read()` until `done` holds for its value, and returns that value: how a test waits for the
+ * event it needs instead of sleeping a fixed time. The bound is a guard against a hang, generous on
+ * purpose (a slow machine only waits longer), never a claim about speed; past it the test fails with
+ * the last value read.
+ */
+export async function waitUntil<T>(
+  read: () => T | Promise<T>,
+  done: (value: T) => boolean,
+  { timeoutMs = 20_000, everyMs = 20 }: { timeoutMs?: number; everyMs?: number } = {},
+): Promise<T> {
+  const deadline = performance.now() + timeoutMs
+  for (;;) {
+    const value = await read()
+    if (done(value)) return value
+    if (performance.now() > deadline) {
+      throw new Error(`waited ${timeoutMs} ms; the last value read was ${JSON.stringify(value)}`)
+    }
+    await sleep(everyMs)
+  }
+}
+
+/**
  * Asserts an error answer: the status, `error.type`, a non-empty `error.message`, `error.code` and
  * `error.param` when given, and `error.request_id` (prefix `req_`) equal to the `X-Request-Id`
  * header. Returns the error envelope for further checks.

@@ -11,6 +11,7 @@ import { LRUCache } from 'lru-cache'
 import type { AuthContext } from '../../core/identity.js'
 import { ownedBy } from '../../db/scope.js'
 import type { Executor } from '../../db/types.js'
+import { clock } from '../../lib/clock.js'
 import { findPinKey, insertPinKey, type PinKeyRow } from './repository.js'
 import type { PinKey } from './schemas.js'
 
@@ -58,7 +59,7 @@ async function pinKeyOf(db: Executor, auth: AuthContext): Promise<LoadedPinKey> 
       ...owner,
       private_key: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
       public_jwk: JSON.stringify(jwk),
-      created_at: Date.now(),
+      created_at: clock.now(),
     })
     // Another request may have stored its pair first: the stored one is the account's.
     row = await findPinKey(db, owner)

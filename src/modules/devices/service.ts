@@ -6,6 +6,7 @@ import { toFlag } from '../../db/schema.js'
 import { type Owner, ownedBy } from '../../db/scope.js'
 import type { Executor, Trx } from '../../db/types.js'
 import { changedFields } from '../../lib/changes.js'
+import { clock } from '../../lib/clock.js'
 import { newId } from '../../lib/ids.js'
 import { toIso } from '../../lib/time.js'
 import { recordEvent } from '../events/outbox.js'
@@ -103,7 +104,7 @@ export function updateDevice(
 /** Removes the device. Sessions keep its code, so every session that referred to it stays readable. */
 export async function deleteDevice(trx: Trx, auth: AuthContext, id: string) {
   const current = await lockResource(trx, auth, devices, id)
-  await revokeDeviceKeys(trx, id, Date.now())
+  await revokeDeviceKeys(trx, id, clock.now())
   await deletePairingCodes(trx, id)
   await deleteDeviceRow(trx, id)
   await recordEvent(trx, auth, 'device.deleted', toDevice(current))
@@ -115,7 +116,7 @@ export async function deleteDevice(trx: Trx, auth: AuthContext, id: string) {
  * event (`previous_attributes.location_id` the location's id).
  */
 export async function detachDevices(trx: Trx, auth: AuthContext, locationId: string): Promise<void> {
-  const now = Date.now()
+  const now = clock.now()
   for (const device of await detachDevicesFromLocation(trx, auth, locationId, now)) {
     const detached = toDevice({ ...device, location_id: null, updated_at: now })
     await recordEvent(trx, auth, 'device.updated', detached, {
@@ -160,7 +161,7 @@ export async function createPairingCode(trx: Trx, auth: AuthContext, id: string)
     () => PAIRING_ALPHABET[randomInt(PAIRING_ALPHABET.length)],
   )
   const code = chars.join('')
-  const now = Date.now()
+  const now = clock.now()
   const expiresAt = now + PAIRING_CODE_TTL_MS
   await insertPairingCode(trx, {
     id: newId('dpc'),
@@ -187,7 +188,7 @@ export async function createPairingCode(trx: Trx, auth: AuthContext, id: string)
 export async function pairDevice(trx: Trx, text: string): Promise<DevicePairing> {
   const code = normalizePairingCode(text)
   const taken = code === undefined ? undefined : await takePairingCode(trx, hashSecret(code))
-  const now = Date.now()
+  const now = clock.now()
   if (!taken || taken.expires_at <= now) throw errors.invalidPairingCode()
   const owner = { accountId: taken.account_id, livemode: taken.livemode === 1 }
   const current = await findDevice(trx, { keyId: '', ...owner }, taken.device_id, true)
@@ -203,7 +204,7 @@ export async function pairDevice(trx: Trx, text: string): Promise<DevicePairing>
 /** POST /v1/devices/{id}/unpair: revokes the device's key (refused within the key cache's 5 s). */
 export async function unpairDevice(trx: Trx, auth: AuthContext, id: string): Promise<Device> {
   const current = await lockResource(trx, auth, devices, id)
-  const now = Date.now()
+  const now = clock.now()
   await revokeDeviceKeys(trx, current.id, now)
   if (current.paired === 0) return toDevice(current)
   return markPaired(trx, auth, current, false, now)
@@ -228,7 +229,7 @@ export async function currentDevice(db: Executor, auth: AuthContext): Promise<Cu
     object: 'current_device',
     device: toDevice(row),
     location: row.location_id === null ? null : await retrieveLocation(db, auth, row.location_id),
-    server_time: toIso(Date.now()),
+    server_time: toIso(clock.now()),
     require_pin: row.require_pin === 1,
     pin_key: await pinPublicKey(db, auth),
   }
@@ -247,7 +248,7 @@ export class DeviceSightings {
   constructor(private readonly db: Executor) {}
 
   async seen(deviceId: string): Promise<void> {
-    const now = Date.now()
+    const now = clock.now()
     const last = this.written.get(deviceId)
     if (last !== undefined && now - last < LAST_SEEN_EVERY_MS) return
     this.written.set(deviceId, now)

@@ -3,6 +3,7 @@ import { signalOnCommit } from '../../db/commit-signals.js'
 import { compiledInsertRows } from '../../db/compiled.js'
 import { toFlag } from '../../db/schema.js'
 import type { Trx } from '../../db/types.js'
+import { clock } from '../../lib/clock.js'
 import { newId } from '../../lib/ids.js'
 import { toIso } from '../../lib/time.js'
 import type { TEST_EVENT_TYPE } from '../webhooks/subscription.js'
@@ -58,7 +59,7 @@ export async function recordEvents(
   object: { object: string; id: string },
   options: EventOptions = {},
 ): Promise<EventEnvelope[]> {
-  const now = Date.now()
+  const now = clock.now()
   const created = toIso(now)
   const data = {
     object,

@@ -1,4 +1,5 @@
 import type { Db, Trx } from '../../db/types.js'
+import { clock, systemClock } from '../../lib/clock.js'
 import { Pause } from '../../lib/pause.js'
 import { deleteEvents, lockRelayedEventsBefore } from './repository.js'
 
@@ -87,7 +88,10 @@ interface Logger {
 export class EventRetention {
   private readonly batchSize: number
   private readonly pauseMs: number
-  private readonly pause = new Pause()
+  /** Between passes: the service's schedule, in the process clock's time. */
+  private readonly nextPass = new Pause()
+  /** Between the batches of a pass: pacing for the database's sake, in real time. */
+  private readonly nextBatch = new Pause(systemClock)
   private running = false
   private stopping = false
   private loop: Promise<void> | undefined
@@ -112,13 +116,14 @@ export class EventRetention {
   async stop(): Promise<void> {
     this.running = false
     this.stopping = true
-    this.pause.end()
+    this.nextPass.end()
+    this.nextBatch.end()
     await this.loop
   }
 
   /** One pass: deletes every row past the window now, batch after batch. */
   async purge(): Promise<RetentionPass> {
-    const before = Date.now() - this.options.windowMs
+    const before = clock.now() - this.options.windowMs
     const pass: RetentionPass = { events: 0, deliveries: 0, attempts: 0, transactions: 0, largestBatch: 0 }
     // Deliveries first: their events can then go in the same pass.
     await this.walk(pass, async (trx, after) => {
@@ -158,7 +163,7 @@ export class EventRetention {
       pass.largestBatch = Math.max(pass.largestBatch, result.deleted)
       if (result.read < this.batchSize || this.stopping) return
       after = result.last
-      await this.pause.wait(this.pauseMs)
+      await this.nextBatch.wait(this.pauseMs)
     }
   }
 
@@ -169,7 +174,7 @@ export class EventRetention {
       } catch (error) {
         this.log.error({ err: error }, 'retention of old events and deliveries failed')
       }
-      if (this.running) await this.pause.wait(this.options.intervalMs)
+      if (this.running) await this.nextPass.wait(this.options.intervalMs)
     }
   }
 }

@@ -2,6 +2,7 @@ import { hash, randomBytes } from 'node:crypto'
 import { isUniqueViolation } from '../../db/connection.js'
 import { toFlag } from '../../db/schema.js'
 import type { Db, Executor } from '../../db/types.js'
+import { clock } from '../../lib/clock.js'
 import { newId } from '../../lib/ids.js'
 import { toIsoOrNull } from '../../lib/time.js'
 import { ALL_SCOPES, type Scope } from './scopes.js'
@@ -53,7 +54,7 @@ export async function ensureAccount(db: Db, name: string): Promise<string> {
   if (existing) return existing.id
   try {
     const id = newId('acct')
-    await db.insertInto('accounts').values({ id, name, created_at: Date.now() }).execute()
+    await db.insertInto('accounts').values({ id, name, created_at: clock.now() }).execute()
     return id
   } catch (error) {
     if (!isUniqueViolation(error)) throw error
@@ -83,7 +84,7 @@ export async function createKey(
       scopes: scopes.join(','),
       expires_at: input.expiresAt?.getTime() ?? null,
       revoked_at: null,
-      created_at: Date.now(),
+      created_at: clock.now(),
       label: input.label ?? null,
     })
     .execute()
@@ -146,7 +147,7 @@ export async function createDeviceKey(
       scopes: '',
       expires_at: null,
       revoked_at: null,
-      created_at: Date.now(),
+      created_at: clock.now(),
       label: null,
       device_id: deviceId,
     })
@@ -208,7 +209,7 @@ export async function setKeyLabel(db: Db, id: string, label: string | null): Pro
 export async function revokeKey(db: Db, id: string): Promise<boolean> {
   const result = await db
     .updateTable('api_keys')
-    .set({ revoked_at: Date.now() })
+    .set({ revoked_at: clock.now() })
     .where('id', '=', id)
     .where('revoked_at', 'is', null)
     .executeTakeFirst()

@@ -4,6 +4,7 @@ import { toFlag } from '../../db/schema.js'
 import { ownedBy } from '../../db/scope.js'
 import type { Executor, Trx } from '../../db/types.js'
 import { changedFields } from '../../lib/changes.js'
+import { clock } from '../../lib/clock.js'
 import { recordEvent } from '../events/outbox.js'
 import { resolvePayRule } from '../pay-rules/service.js'
 import { resolveReference } from '../shared/references.js'
@@ -204,7 +205,7 @@ export const PIN_LOCKOUT_MS = 15 * 60 * 1000
  * every scan of that operator answer so for the lock's 15 minutes, at a device that asks for PINs or
  * not (whoever tried the PINs holds the badge, and the badge alone scans where no PIN is asked).
  */
-export function refusePinLocked(operator: OperatorRow, now = Date.now()): void {
+export function refusePinLocked(operator: OperatorRow, now = clock.now()): void {
   if (operator.pin_locked_until !== null && operator.pin_locked_until > now) {
     throw errors.pinLocked(Math.ceil((operator.pin_locked_until - now) / 1000))
   }
@@ -222,7 +223,7 @@ export async function checkOperatorPin(
   pin: string,
   param: 'pin' | 'pin_ciphertext',
 ): Promise<void> {
-  const now = Date.now()
+  const now = clock.now()
   refusePinLocked(operator, now)
   const right = operator.pin_hash !== null && (await pinMatches(pin, operator.pin_hash))
   if (!right) {

@@ -1,6 +1,7 @@
 import { errors } from '../../core/errors.js'
 import type { AuthContext } from '../../core/identity.js'
 import type { Trx } from '../../db/types.js'
+import { clock } from '../../lib/clock.js'
 import { addDays, daysBetween, startOfDate } from '../../lib/dates.js'
 import { newId } from '../../lib/ids.js'
 import { toIso } from '../../lib/time.js'
@@ -38,7 +39,7 @@ export async function createPayPeriod(
   await lockPayPeriods(trx, auth, 'exclusive')
   const other = await findOverlappingPeriod(trx, auth, start, end)
   if (other) throw errors.overlappingPeriod(other.id)
-  const now = Date.now()
+  const now = clock.now()
   const row: PayPeriodRow = {
     id: newId('pp'),
     account_id: auth.accountId,
@@ -89,7 +90,7 @@ async function assertPeriodOver(trx: Trx, auth: AuthContext, endDate: string): P
     const at = startOfDate(nextDay, zone)
     if (at > closable.at) closable = { at, zone }
   }
-  if (Date.now() < closable.at) throw errors.periodNotOver(endDate, toIso(closable.at), closable.zone)
+  if (clock.now() < closable.at) throw errors.periodNotOver(endDate, toIso(closable.at), closable.zone)
 }
 
 /** Opens a closed period again: its sessions can be changed and reviewed. */
@@ -109,7 +110,7 @@ async function setStatus(
   status: 'open' | 'closed',
   totals: PayPeriodTotals | null,
 ) {
-  const now = Date.now()
+  const now = clock.now()
   const changes = {
     status,
     closed_at: status === 'closed' ? now : null,

@@ -3,6 +3,7 @@ import type { AuthContext } from '../../core/identity.js'
 import { toFlag } from '../../db/schema.js'
 import type { Executor, Trx } from '../../db/types.js'
 import { changedFields } from '../../lib/changes.js'
+import { clock } from '../../lib/clock.js'
 import { recordEvent } from '../events/outbox.js'
 import { resolveReference } from '../shared/references.js'
 import {
@@ -118,7 +119,7 @@ function checkOvertime(terms: Terms): void {
  */
 async function unsetPreviousDefault(trx: Trx, auth: AuthContext, keepId?: string): Promise<void> {
   await lockDefaultPayRule(trx, auth)
-  const now = Date.now()
+  const now = clock.now()
   for (const row of await unsetDefaultPayRule(trx, auth, keepId, now)) {
     const after = toPayRule({ ...row, is_default: 0, updated_at: now })
     await recordEvent(trx, auth, 'pay_rule.updated', after, { previousAttributes: { is_default: true } })

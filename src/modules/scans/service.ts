@@ -3,6 +3,7 @@ import type { AuthContext } from '../../core/identity.js'
 import { ownedBy } from '../../db/scope.js'
 import { savepoint } from '../../db/transaction-connection.js'
 import type { Executor, Trx } from '../../db/types.js'
+import { clock } from '../../lib/clock.js'
 import { calendarDate } from '../../lib/dates.js'
 import { newId } from '../../lib/ids.js'
 import { parseInstant, toIso } from '../../lib/time.js'
@@ -157,7 +158,7 @@ async function applyScan(
     result: outcome.result,
     flag_reason: outcome.result === 'flagged' ? outcome.reason : null,
     session_id: 'open' in outcome ? outcome.open.id : (outcome.sessionId ?? null),
-    created_at: Date.now(),
+    created_at: clock.now(),
     client_scan_id: input.client_scan_id ?? null,
     clock_skew_ms: clockSkewMs,
     operator_name: operator.name,
@@ -294,7 +295,7 @@ export async function checkScanBatch(
   auth: AuthContext,
   body: CreateScanBatchBody,
 ): Promise<CheckedBatch> {
-  const now = Date.now()
+  const now = clock.now()
   let clockSkewMs: number | null = null
   if (body.sent_at !== undefined) {
     const sentAt = parseInstant(body.sent_at)
@@ -421,7 +422,7 @@ type BatchReads = ScanReads & { flush(): Promise<void> }
  */
 async function readForBatch(trx: Trx, auth: AuthContext, items: CheckedBatch['apply']): Promise<BatchReads> {
   const alone = readEachTime(trx, auth)
-  const now = Date.now()
+  const now = clock.now()
   const scans = items.map(({ scan }) => scan)
 
   const devices = new Map<string, DeviceRow | ApiError>()

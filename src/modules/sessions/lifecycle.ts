@@ -5,6 +5,7 @@ import { holdWrites } from '../../db/held-writes.js'
 import type { ReviewStatus, StoredBreak } from '../../db/schema.js'
 import type { Executor, Trx } from '../../db/types.js'
 import { changedFields, previousAttributes } from '../../lib/changes.js'
+import { clock } from '../../lib/clock.js'
 import { calendarDate } from '../../lib/dates.js'
 import { type DeviceRow, resolveDevice, resolveDeviceBy } from '../devices/service.js'
 import { recordEvent, recordEvents } from '../events/outbox.js'
@@ -107,7 +108,7 @@ function checkRecordedInstant(at: number, param: string, now: number): void {
 }
 
 /** A scan's `time` (or now, when it has none), parsed and checked like every recorded instant. */
-export function scanInstant(time: string | undefined, now = Date.now()): number {
+export function scanInstant(time: string | undefined, now = clock.now()): number {
   if (time === undefined) return now
   const at = instantOf(time, 'time')
   checkRecordedInstant(at, 'time', now)
@@ -117,7 +118,7 @@ export function scanInstant(time: string | undefined, now = Date.now()): number 
 type Times = Pick<SessionRow, 'check_in_at' | 'check_out_at' | 'break_minutes' | 'breaks'>
 
 /** The rules every stored session obeys, checked on the merged state of a create or an edit. */
-function checkTimes(row: Times, now = Date.now()): void {
+function checkTimes(row: Times, now = clock.now()): void {
   checkRecordedInstant(row.check_in_at, 'check_in.time', now)
   const breaks = parseBreaks(row.breaks)
   if (row.check_out_at !== null) {
@@ -245,7 +246,7 @@ async function changeSession(
   changes: Partial<SessionRow>,
   action: 'checked_out' | 'closed' | 'break_started' | 'break_ended',
 ): Promise<Session> {
-  const updated: SessionRow = { ...current, ...changes, updated_at: Date.now() }
+  const updated: SessionRow = { ...current, ...changes, updated_at: clock.now() }
   await updateSessionRow(trx, current.id, { ...changes, updated_at: updated.updated_at })
   const session = toSession(updated)
   await insertRevision(trx, auth, current.id, action, toSession(current), session)
@@ -426,7 +427,7 @@ async function lockSessionOperators(trx: Trx, auth: AuthContext, id: string, tar
 export async function deleteSession(trx: Trx, auth: AuthContext, id: string) {
   const current = await lockResource(trx, auth, sessions, id)
   await assertWorkDatesOpen(trx, auth, current.work_date, null)
-  const now = Date.now()
+  const now = clock.now()
   await updateSessionRow(trx, id, { deleted_at: now, updated_at: now })
   const session = toSession(current)
   await insertRevision(trx, auth, id, 'deleted', session, null)
@@ -666,7 +667,7 @@ export async function reviewSession(
         await refuseOverlap(trx, auth, current)
       return {
         review_status: decision,
-        reviewed_at: Date.now(),
+        reviewed_at: clock.now(),
         reviewed_by: auth.keyId,
         review_note: note ?? null,
       }

@@ -11,6 +11,7 @@ import {
 } from '../../db/schema.js'
 import { type Owner, ownedBy, ownedRowFinder } from '../../db/scope.js'
 import type { Executor, Trx } from '../../db/types.js'
+import { clock } from '../../lib/clock.js'
 import { newId } from '../../lib/ids.js'
 import { toIso, toIsoOrNull } from '../../lib/time.js'
 import { parseBreaks, toApiBreaks } from './breaks.js'
@@ -395,7 +396,7 @@ export async function insertRevision(
     livemode: toFlag(auth.livemode),
     action,
     key_id: auth.keyId,
-    created_at: Date.now(),
+    created_at: clock.now(),
     before: before === null ? null : JSON.stringify(before),
     after: after === null ? null : JSON.stringify(after),
   })

@@ -1,8 +1,8 @@
 import type { AuthContext } from '../../core/identity.js'
-import type { Clock } from '../../core/instants.js'
 import { sessionsClosedBySweep } from '../../core/metrics.js'
 import { FirstStatistics } from '../../db/statistics.js'
 import type { Db } from '../../db/types.js'
+import { clock } from '../../lib/clock.js'
 import { Pause } from '../../lib/pause.js'
 import { closeForgottenCheckOut, MAX_SHIFT_MS } from './lifecycle.js'
 import { findOpenSessionsCheckedInBefore } from './repository.js'
@@ -23,8 +23,6 @@ interface Logger {
 export interface SweepOptions {
   /** Time between passes; the decisions promise a forgotten check-out closed within a minute. */
   intervalMs: number
-  /** The clock the 16 hours are measured on; tests move it. */
-  now?: Clock
 }
 
 /**
@@ -39,7 +37,6 @@ export interface SweepOptions {
  * webhook worker keeps to delivering.
  */
 export class ForgottenCheckOutSweep {
-  private readonly now: Clock
   private readonly pause = new Pause()
   private running = false
   private loop: Promise<void> | undefined
@@ -50,7 +47,6 @@ export class ForgottenCheckOutSweep {
     private readonly options: SweepOptions,
     private readonly log: Logger,
   ) {
-    this.now = options.now ?? Date.now
     this.statistics = new FirstStatistics(db, (error) =>
       log.error({ err: error }, 'could not analyse tables for their first statistics'),
     )
@@ -71,7 +67,7 @@ export class ForgottenCheckOutSweep {
 
   /** One pass: closes every session that is open and older than 16 hours now; returns how many. */
   async sweep(): Promise<number> {
-    const before = this.now() - MAX_SHIFT_MS
+    const before = clock.now() - MAX_SHIFT_MS
     let closed = 0
     for (;;) {
       const forgotten = await findOpenSessionsCheckedInBefore(this.db, before, SWEEP_BATCH)

@@ -5,6 +5,7 @@ import type { Flag } from '../../db/schema.js'
 import { ownedBy } from '../../db/scope.js'
 import type { Executor, Trx } from '../../db/types.js'
 import { previousAttributes } from '../../lib/changes.js'
+import { clock } from '../../lib/clock.js'
 import { type IdPrefix, newId } from '../../lib/ids.js'
 import { recordEvent } from '../events/outbox.js'
 import type { EventType } from '../events/types.js'
@@ -97,7 +98,7 @@ export async function createResource<Row extends ResourceRow, Api extends ApiObj
   fields: Omit<Row, keyof ResourceRow>,
   event?: EventType,
 ): Promise<Api> {
-  const now = Date.now()
+  const now = clock.now()
   const row = {
     id: newId(store.prefix),
     ...ownedBy(auth),
@@ -149,7 +150,7 @@ export async function updateResource<Row extends ResourceRow, Api extends ApiObj
   const current = await lockResource(trx, auth, store, id)
   const changes = await steps.changes(current)
   if (Object.keys(changes).length === 0) return store.toApi(current)
-  const updated: Row = { ...current, ...changes, updated_at: Date.now() }
+  const updated: Row = { ...current, ...changes, updated_at: clock.now() }
   await steps.check?.(updated)
   await refusingDuplicates(store, updated, () =>
     store.write(trx, id, { ...changes, updated_at: updated.updated_at }),

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks'
 import { type Agent, request } from 'undici'
+import { clock } from '../../lib/clock.js'
 import { isSuccessStatus } from './policy.js'
 import { signPayload } from './signature.js'
 import { findUnsafeUrlError } from './url-policy.js'
@@ -37,7 +38,7 @@ export async function sendAttempt(
   attempt: AttemptRequest,
   timeoutMs: number,
 ): Promise<AttemptOutcome> {
-  const attemptedAt = Date.now()
+  const attemptedAt = clock.now()
   const started = performance.now()
   const elapsed = () => Math.round(performance.now() - started)
   try {
@@ -48,7 +49,7 @@ export async function sendAttempt(
       headers: {
         'content-type': 'application/json',
         'user-agent': USER_AGENT,
-        'x-service-signature': signPayload(attempt.body, attempt.secrets, Math.floor(Date.now() / 1000)),
+        'x-service-signature': signPayload(attempt.body, attempt.secrets, Math.floor(clock.now() / 1000)),
         'x-service-id': attempt.deliveryId,
         'x-service-event': attempt.eventType,
       },
@@ -98,7 +99,7 @@ function parseRetryAfter(value: string | string[] | undefined): number | null {
   if (!text) return null
   if (/^\d+$/.test(text.trim())) return Number(text.trim()) * 1000
   const date = Date.parse(text)
-  return Number.isNaN(date) ? null : Math.max(0, date - Date.now())
+  return Number.isNaN(date) ? null : Math.max(0, date - clock.now())
 }
 
 function describeFailure(error: unknown, timeoutMs: number): string {

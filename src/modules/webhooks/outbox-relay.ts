@@ -1,4 +1,5 @@
 import type { Db } from '../../db/types.js'
+import { clock } from '../../lib/clock.js'
 import {
   eventPayloads,
   hasUndispatchedEvents,
@@ -40,7 +41,7 @@ export async function dispatchEvents(db: Db): Promise<number> {
       trx,
       events.filter((e) => e.type === ENDPOINT_DISABLED_EVENT_TYPE).map((e) => e.id),
     )
-    const now = Date.now()
+    const now = clock.now()
     const deliveries: DeliveryRow[] = []
     for (const event of events) {
       const payload = subjects.get(event.id)

@@ -2,6 +2,7 @@
 import type { AuthContext } from '../../core/identity.js'
 import type { DeliveryOutcome } from '../../core/metrics.js'
 import type { Trx } from '../../db/types.js'
+import { clock } from '../../lib/clock.js'
 import { groupBy } from '../../lib/group.js'
 import { newId } from '../../lib/ids.js'
 import { recordEvent } from '../events/outbox.js'
@@ -56,7 +57,7 @@ function attemptRow(deliveryId: string, kind: AttemptRow['kind'], outcome: Attem
  * deliveries (one UPDATE per attempt number) and the reset of their endpoints' failure runs.
  */
 export async function recordSuccesses(trx: Trx, succeeded: FinishedAttempt[]): Promise<void> {
-  const now = Date.now()
+  const now = clock.now()
   await insertAttempts(
     trx,
     succeeded.map((f) => attemptRow(f.delivery.id, 'scheduled', f.outcome)),
@@ -92,7 +93,7 @@ export async function recordFailure(
   const locked = await lockEndpoint(trx, endpoint.id)
   const endpointFailures = locked?.consecutive_failures ?? 0
   await insertAttempt(trx, attemptRow(delivery.id, 'scheduled', outcome))
-  const now = Date.now()
+  const now = clock.now()
   const attempts = delivery.scheduled_attempts + 1
   const decision = decideAfterAttempt(outcome, attempts, endpointFailures, {
     now,
@@ -153,7 +154,7 @@ export async function recordResend(
   { delivery, endpoint, outcome }: FinishedAttempt,
 ): Promise<void> {
   await insertAttempt(trx, attemptRow(delivery.id, 'resend', outcome))
-  const now = Date.now()
+  const now = clock.now()
   if (!isSuccessStatus(outcome.statusCode)) {
     await updateDeliveryRow(trx, delivery.id, { updated_at: now })
     return

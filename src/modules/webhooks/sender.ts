@@ -1,4 +1,5 @@
 import type { Agent } from 'undici'
+import { clock } from '../../lib/clock.js'
 import { type AttemptOutcome, sendAttempt } from './attempt.js'
 import type { DeliveryRow, EndpointRow } from './repository.js'
 import { signingSecrets } from './signature.js'
@@ -33,7 +34,7 @@ export class DeliverySender {
         deliveryId: delivery.id,
         eventType: delivery.event_type,
         body: payload,
-        secrets: signingSecrets(endpoint, Date.now()),
+        secrets: signingSecrets(endpoint, clock.now()),
       },
       this.options.timeoutMs,
     )

@@ -4,6 +4,7 @@ import { instantOf } from '../../core/instants.js'
 import { ownedBy } from '../../db/scope.js'
 import type { Db, Executor, Trx } from '../../db/types.js'
 import { changedFields } from '../../lib/changes.js'
+import { clock } from '../../lib/clock.js'
 import { newId } from '../../lib/ids.js'
 import { toIso } from '../../lib/time.js'
 import { recordEvent } from '../events/outbox.js'
@@ -153,7 +154,7 @@ export async function updateEndpoint(
 export async function deleteEndpoint(trx: Trx, auth: AuthContext, id: string) {
   const current = await findEndpoint(trx, auth, id, true)
   if (!current) throw errors.notFound('webhook_endpoint', id)
-  await failPendingDeliveries(trx, id, Date.now())
+  await failPendingDeliveries(trx, id, clock.now())
   await deleteEndpointRow(trx, id)
   return { object: 'webhook_endpoint' as const, id, deleted: true as const }
 }
@@ -170,7 +171,7 @@ export async function rotateSecret(
 ): Promise<WebhookEndpointWithSecret> {
   const current = await findEndpoint(trx, auth, id, true)
   if (!current) throw errors.notFound('webhook_endpoint', id)
-  const now = Date.now()
+  const now = clock.now()
   const graceMs = Math.round((input.grace_hours ?? 24) * 3_600_000)
   const changes = {
     secret: generateSigningSecret(),
@@ -191,7 +192,7 @@ export async function sendTestEvent(trx: Trx, auth: AuthContext, id: string): Pr
   if (!endpoint) throw errors.notFound('webhook_endpoint', id)
   if (endpoint.status !== 'enabled') throw errors.endpointDisabled(id)
   const event = await recordEvent(trx, auth, TEST_EVENT_TYPE, toEndpoint(endpoint), { dispatched: true })
-  const now = Date.now()
+  const now = clock.now()
   const delivery = {
     id: newId('whd'),
     ...ownedBy(auth),
@@ -264,7 +265,7 @@ export async function recoverEndpoint(
   id: string,
   input: RecoverBody,
 ): Promise<WebhookRecovery> {
-  const startedAt = Date.now()
+  const startedAt = clock.now()
   const since = instantOf(input.since, 'since')
   const until = input.until === undefined ? startedAt : instantOf(input.until, 'until')
   if (since < startedAt - RECOVER_MAX_LOOKBACK_MS)
@@ -296,7 +297,7 @@ export async function recoverEndpoint(
   for (let afterId = ''; ; ) {
     const ids = await failedDeliveryIds(db, id, window, afterId, RECOVER_BATCH)
     if (ids.length === 0) break
-    recovered += await writeBatch((trx, dueAt) => requeueFailedDeliveries(trx, ids, dueAt, Date.now()))
+    recovered += await writeBatch((trx, dueAt) => requeueFailedDeliveries(trx, ids, dueAt, clock.now()))
     afterId = ids[ids.length - 1] as string
   }
 
@@ -316,7 +317,7 @@ export async function recoverEndpoint(
     })
     if (receivable.length === 0) continue
     created += await writeBatch(async (trx, dueAt) => {
-      const now = Date.now()
+      const now = clock.now()
       let inserted = 0
       // 500 rows of 12 parameters per INSERT: far below either dialect's limit.
       for (let i = 0; i < receivable.length; i += 500)

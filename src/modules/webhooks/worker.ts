@@ -7,6 +7,7 @@ import {
 import { type CommitWatch, watchCommits } from '../../db/commit-signals.js'
 import { openConnections, POOL_KEPT } from '../../db/connection.js'
 import type { Db } from '../../db/types.js'
+import { clock } from '../../lib/clock.js'
 import { groupBy } from '../../lib/group.js'
 import { Pause } from '../../lib/pause.js'
 import { eventPayloads } from '../events/service.js'
@@ -223,7 +224,7 @@ export class WebhookWorker {
     const room = this.maxInFlight - this.held
     if (room <= 0) return 'room'
     const claimed = await claimDueDeliveries(this.db, {
-      now: Date.now(),
+      now: clock.now(),
       limit: room,
       perEndpoint: this.windows.initial,
       ...this.windows.claimLimits(this.lanes.keys()),
@@ -310,7 +311,7 @@ export class WebhookWorker {
           status: 'failed',
           next_attempt_at: null,
           locked_until: null,
-          updated_at: Date.now(),
+          updated_at: clock.now(),
         }),
       )
       stopped.inc()

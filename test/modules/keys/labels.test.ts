@@ -5,6 +5,7 @@ import { ForgottenCheckOutSweep, SERVICE_KEY_ID } from '../../../src/modules/ses
 import { startApp } from '../../../src/runtime.js'
 import { buildTestApp, type TestApp } from '../../helpers/app.js'
 import type { List, Session, SessionRevision } from '../../helpers/assertions.js'
+import { atTime } from '../../helpers/clock.js'
 import { createTestDatabase } from '../../helpers/database.js'
 import { ok, world } from '../../helpers/world.js'
 
@@ -29,12 +30,8 @@ describe('API key labels', () => {
     // it; the unlabelled key approves it.
     const checkedInAt = Date.now() - HOUR
     const scan = await w.scan(op, new Date(checkedInAt).toISOString())
-    const sweep = new ForgottenCheckOutSweep(
-      t.db,
-      { intervalMs: 60_000, now: () => checkedInAt + 17 * HOUR },
-      { error: () => undefined },
-    )
-    expect(await sweep.sweep()).toBe(1)
+    const sweep = new ForgottenCheckOutSweep(t.db, { intervalMs: 60_000 }, { error: () => undefined })
+    expect(await atTime(checkedInAt + 17 * HOUR, () => sweep.sweep())).toBe(1)
     await ok(
       t.client(bot.secret).patch(`/v1/sessions/${scan.session_id}`, {
         check_out: { time: new Date(checkedInAt + 30 * 60_000).toISOString() },

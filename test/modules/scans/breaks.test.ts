@@ -3,6 +3,7 @@ import type { Operation, ResponseOf } from '../../../packages/client/src/types.j
 import { ForgottenCheckOutSweep } from '../../../src/modules/sessions/sweep.js'
 import { buildTestApp, type TestApp } from '../../helpers/app.js'
 import type { Operator, Session } from '../../helpers/assertions.js'
+import { atTime } from '../../helpers/clock.js'
 import { eventsOf } from '../../helpers/fixtures.js'
 import { at, HOUR, MINUTE, plus, scanHelpers } from './helpers.js'
 
@@ -197,13 +198,9 @@ describe('break scans', () => {
     const checkedIn = Date.now() - 3 * HOUR
     const id = (await scanOf(w, op, new Date(checkedIn).toISOString(), 'in')).session_id ?? ''
     await scanOf(w, op, new Date(checkedIn + HOUR).toISOString(), 'break_start')
-    const sweep = new ForgottenCheckOutSweep(
-      t.db,
-      { intervalMs: 60_000, now: () => checkedIn + 17 * HOUR },
-      { error: () => undefined },
-    )
+    const sweep = new ForgottenCheckOutSweep(t.db, { intervalMs: 60_000 }, { error: () => undefined })
     // Earlier tests' open sessions of this database, long past, are closed by the same pass.
-    expect(await sweep.sweep()).toBeGreaterThanOrEqual(1)
+    expect(await atTime(checkedIn + 17 * HOUR, () => sweep.sweep())).toBeGreaterThanOrEqual(1)
     const closed = await session(w.api, id)
     expect(closed).toMatchObject({
       status: 'completed',

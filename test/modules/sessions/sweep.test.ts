@@ -3,7 +3,8 @@ import { openDatabase } from '../../../src/db/connection.js'
 import type { Db } from '../../../src/db/types.js'
 import { ForgottenCheckOutSweep, SERVICE_KEY_ID } from '../../../src/modules/sessions/sweep.js'
 import { buildTestApp, type TestApp } from '../../helpers/app.js'
-import { type Session, sleep } from '../../helpers/assertions.js'
+import { type Session, waitUntil } from '../../helpers/assertions.js'
+import { useTestClock } from '../../helpers/clock.js'
 import { dialect } from '../../helpers/database.js'
 import { eventsOf } from '../../helpers/fixtures.js'
 import { type Scan, sessionHelpers, type World } from './helpers.js'
@@ -13,6 +14,7 @@ const SIXTEEN_HOURS = 16 * HOUR
 const silent = { error: () => undefined }
 
 describe('the sweep of forgotten check-outs', () => {
+  const clock = useTestClock()
   let t: TestApp
 
   beforeAll(async () => {
@@ -39,16 +41,16 @@ describe('the sweep of forgotten check-outs', () => {
 
   it('closes an open session once it is older than 16 hours on its clock, once, emitting one session.flagged', async () => {
     const w = await world()
-    const checkedInAt = Date.now() - HOUR
+    const checkedInAt = clock.now() - HOUR
     const scan = await checkIn(w, w.operator.id, checkedInAt)
-    let clock = checkedInAt + SIXTEEN_HOURS
-    const sweep = new ForgottenCheckOutSweep(t.db, { intervalMs: 60_000, now: () => clock }, silent)
+    clock.set(checkedInAt + SIXTEEN_HOURS)
+    const sweep = new ForgottenCheckOutSweep(t.db, { intervalMs: 60_000 }, silent)
 
     // Exactly 16 hours is not older than 16 hours.
     await sweep.sweep()
     expect((await w.api.get<Session>(`/v1/sessions/${scan.session_id}`)).body.status).toBe('open')
 
-    clock += 1
+    clock.advance(1)
     await sweep.sweep()
     const closed = (await w.api.get<Session>(`/v1/sessions/${scan.session_id}`)).body
     expect(closed).toMatchObject({
@@ -58,7 +60,7 @@ describe('the sweep of forgotten check-outs', () => {
       is_flagged: true,
       flag_reason: 'max_shift_exceeded',
     })
-    clock += HOUR
+    clock.advance(HOUR)
     await sweep.sweep()
     const flagged = await flaggedEvents(w, closed.id)
     expect(flagged).toHaveLength(1)
@@ -73,7 +75,7 @@ describe('the sweep of forgotten check-outs', () => {
 
   it('several sweeps at once (as several workers would) close each session exactly once', async () => {
     const w = await world()
-    const checkedInAt = Date.now() - 2 * HOUR
+    const checkedInAt = clock.now() - 2 * HOUR
     const sessionIds: string[] = []
     for (let i = 0; i < 6; i++) {
       const operator = (await w.api.post<{ id: string }>('/v1/operators', { ident: `S-${i}` })).body
@@ -86,11 +88,9 @@ describe('the sweep of forgotten check-outs', () => {
       dialect === 'postgres' ? Array.from({ length: 4 }, () => openDatabase(t.database.url).db) : []
     const sweepers = handles.length > 0 ? handles : Array.from({ length: 4 }, () => t.db)
     try {
-      const clock = () => checkedInAt + SIXTEEN_HOURS + HOUR
+      clock.set(checkedInAt + SIXTEEN_HOURS + HOUR)
       const counts = await Promise.all(
-        sweepers.map((db) =>
-          new ForgottenCheckOutSweep(db, { intervalMs: 60_000, now: clock }, silent).sweep(),
-        ),
+        sweepers.map((db) => new ForgottenCheckOutSweep(db, { intervalMs: 60_000 }, silent).sweep()),
       )
       expect(counts.reduce((a, b) => a + b, 0)).toBe(6)
     } finally {
@@ -102,9 +102,9 @@ describe('the sweep of forgotten check-outs', () => {
     }
   })
 
-  it('over HTTP: with WORKER=inline, a scan-in dated 17 hours ago is closed by the service itself', async () => {
+  it('over HTTP: with WORKER=inline, a scan-in dated 17 hours ago is closed by the service itself at its next pass', async () => {
     const inline = await buildTestApp(
-      { worker: 'inline', sessionSweepIntervalMs: 100 },
+      { worker: 'inline', sessionSweepIntervalMs: 60_000 },
       { database: t.database },
     )
     try {
@@ -113,20 +113,20 @@ describe('the sweep of forgotten check-outs', () => {
       const scan = await api.post<Scan>('/v1/scans', {
         device_id: w.device.code,
         operator_id: w.operator.id,
-        time: new Date(Date.now() - 17 * HOUR).toISOString(),
+        time: new Date(clock.now() - 17 * HOUR).toISOString(),
       })
       expect(scan.body.result).toBe('checked_in')
-      let session = (await api.get<Session>(`/v1/sessions/${scan.body.session_id}`)).body
-      for (let waited = 0; session.status === 'open' && waited < 10_000; waited += 50) {
-        await sleep(50)
-        session = (await api.get<Session>(`/v1/sessions/${scan.body.session_id}`)).body
-      }
+      const read = async () => (await api.get<Session>(`/v1/sessions/${scan.body.session_id}`)).body
+      // The sweep's first pass ran at start-up, before the scan; the next one is a minute on.
+      expect((await read()).status).toBe('open')
+      clock.advance(60_000)
+      const session = await waitUntil(read, (s) => s.status !== 'open')
       expect(session).toMatchObject({
         status: 'completed',
         flag_reason: 'max_shift_exceeded',
         check_out: null,
       })
-      await sleep(300)
+      // The closure and its event commit together.
       expect(await flaggedEvents(w, session.id)).toHaveLength(1)
     } finally {
       // Only this app: the database belongs to `t`, which drops it.
