@@ -5,6 +5,7 @@ import { type TSchema, Type } from 'typebox'
 import * as devices from '../modules/devices/schemas.js'
 import * as events from '../modules/events/schemas.js'
 import { API_VERSION, EVENT_TYPES_BY_RESOURCE, type EventResource } from '../modules/events/types.js'
+import * as keys from '../modules/keys/schemas.js'
 import * as locations from '../modules/locations/schemas.js'
 import * as operators from '../modules/operators/schemas.js'
 import * as payPeriods from '../modules/pay-periods/schemas.js'
@@ -51,6 +52,7 @@ const MODULE_SCHEMAS: Array<{ COMPONENT_SCHEMAS: TSchema[] }> = [
   timesheets,
   events,
   webhooks,
+  keys,
 ]
 
 /** Every named schema, registered once; the document lists them under `components.schemas`. */
@@ -100,6 +102,7 @@ const TAGS = [
     description:
       'Endpoints that receive signed events, and the delivery log. The events themselves are under `webhooks`.',
   },
+  { name: 'Account', description: 'The account and mode the calling key works in.' },
   { name: 'Meta', description: 'This document.' },
 ]
 

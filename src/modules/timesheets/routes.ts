@@ -7,6 +7,7 @@ import { CSV_COLUMNS, ListTimesheetsQuery, TimesheetEntry } from './schemas.js'
 import {
   isTimesheetKey,
   timesheetCsv,
+  timesheetCsvFilename,
   timesheetKeyOf,
   timesheetPage,
   timesheetQuery,
@@ -39,7 +40,8 @@ With \`Accept: text/csv\` the same query answers every entry at once (\`limit\` 
               },
               'Content-Disposition': {
                 type: 'string',
-                description: 'CSV only: `attachment; filename="timesheet-<from>-<to>.csv"`.',
+                description:
+                  'CSV only: `attachment; filename="timesheet-<from>-<to>.csv"`; with `operator_id`, `timesheet-<from>-<to>-<operator ident>.csv`.',
               },
             },
             content: {
@@ -62,11 +64,12 @@ With \`Accept: text/csv\` the same query answers every entry at once (\`limit\` 
       const query = timesheetQuery(request.query)
       if (wantsCsv(request.headers.accept)) {
         const { rows, stream } = await timesheetCsv(app.db, auth, query)
+        const filename = await timesheetCsvFilename(app.db, auth, query)
         return (
           reply
             .type('text/csv; charset=utf-8')
             .header('x-total-count', String(rows))
-            .header('content-disposition', `attachment; filename="timesheet-${query.from}-${query.to}.csv"`)
+            .header('content-disposition', `attachment; filename="${filename}"`)
             // A stream is sent as it is; the typed reply knows only the bodies the schema describes.
             .send(stream as never)
         )

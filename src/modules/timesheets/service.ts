@@ -3,6 +3,7 @@ import { errors } from '../../core/errors.js'
 import type { AuthContext } from '../../core/identity.js'
 import type { Executor, Trx } from '../../db/types.js'
 import { addDays, daysBetween } from '../../lib/dates.js'
+import { findNamedOperator } from '../operators/service.js'
 import { listAllPayRules, type PayRule } from '../pay-rules/service.js'
 import {
   foldDays,
@@ -420,6 +421,24 @@ function csvLine(entry: TimesheetEntry): string {
 /** Sessions per database batch of a CSV (and of a close), and the size of the chunks written to the socket. */
 export const CSV_BATCH = 5000
 const CSV_CHUNK_CHARS = 64 * 1024
+
+/**
+ * The CSV's download name: `timesheet-<from>-<to>.csv`, and for one operator's timesheet its ident
+ * after the dates (its id when no operator of the caller has it), so that a file saved with an
+ * operator filter does not pass for the whole team's. Characters a file name or the header cannot
+ * hold safely become `_`.
+ */
+export async function timesheetCsvFilename(
+  db: Executor,
+  auth: AuthContext,
+  query: TimesheetQuery,
+): Promise<string> {
+  const dates = `timesheet-${query.from}-${query.to}`
+  if (query.operator_id === undefined) return `${dates}.csv`
+  const operator = await findNamedOperator(db, auth, { operator_id: query.operator_id })
+  const who = (operator?.ident ?? query.operator_id).replace(/[^A-Za-z0-9._-]+/g, '_')
+  return `${dates}-${who}.csv`
+}
 
 /**
  * The whole timesheet as CSV (header row, then one line per entry, CRLF), as a stream that reads

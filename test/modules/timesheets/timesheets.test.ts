@@ -339,6 +339,25 @@ describe('timesheets over HTTP', () => {
       expect(json.headers['content-type']).toMatch(/^application\/json/)
     })
 
+    it("names the file of one operator's timesheet after its ident, made safe for a file name", async () => {
+      const w = await world(t)
+      const ann = await w.operator({ ident: 'A-1' })
+      const odd = await w.operator({ ident: 'Zoë "x"/y' })
+      const name = async (query: string) =>
+        (await csv(w.api, `from=2026-11-01&to=2026-11-30&${query}`)).headers['content-disposition']
+      expect(await name(`operator_id=${ann.id}`)).toBe(
+        'attachment; filename="timesheet-2026-11-01-2026-11-30-A-1.csv"',
+      )
+      expect(await name(`operator_id=${odd.id}`)).toBe(
+        'attachment; filename="timesheet-2026-11-01-2026-11-30-Zo_x_y.csv"',
+      )
+      // An id no operator of the caller has: its timesheet is empty, and its name still says whose.
+      expect(await name('operator_id=op_nobody')).toBe(
+        'attachment; filename="timesheet-2026-11-01-2026-11-30-op_nobody.csv"',
+      )
+      expect(await name('group_by=week')).toBe('attachment; filename="timesheet-2026-11-01-2026-11-30.csv"')
+    })
+
     it('is safe with hostile names: RFC 4180 quoting and the formula-injection prefix', async () => {
       const w = await world(t)
       const hostile = [

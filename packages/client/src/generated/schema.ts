@@ -4,6 +4,55 @@
  */
 
 export interface paths {
+  '/v1/account': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * Retrieve the calling key's account
+     * @description The account the key belongs to (its `name`, as `keys create --account` made it) and the key's mode. Needs no scope; a device key may call it too.
+     */
+    get: {
+      parameters: {
+        query?: never
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description The account of the key, in its mode. */
+        200: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': components['schemas']['Account']
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+      }
+    }
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/v1/device-pairings': {
     parameters: {
       query?: never
@@ -635,6 +684,8 @@ export interface paths {
         content: {
           'application/json': {
             address?: string | null
+            /** @description BCP 47 language tag the kiosk formats times and dates with, e.g. fr-FR or en-US (stored canonical: fr-fr becomes fr-FR). Default en-GB. */
+            locale?: string
             /** @description Not unique: two locations may share a name. */
             name: string
             /** @description IANA time zone, e.g. Europe/Paris. */
@@ -769,6 +820,8 @@ export interface paths {
         content: {
           'application/json': {
             address?: string | null
+            /** @description BCP 47 language tag the kiosk formats times and dates with, e.g. fr-FR or en-US (stored canonical: fr-fr becomes fr-FR). Default en-GB. */
+            locale?: string
             /** @description Not unique: two locations may share a name. */
             name?: string
             /** @description IANA time zone, e.g. Europe/Paris. */
@@ -2575,7 +2628,7 @@ export interface paths {
         /** @description A page of timesheet entries, or (Accept: text/csv) all of them as a CSV file. */
         200: {
           headers: {
-            /** @description CSV only: `attachment; filename="timesheet-<from>-<to>.csv"`. */
+            /** @description CSV only: `attachment; filename="timesheet-<from>-<to>.csv"`; with `operator_id`, `timesheet-<from>-<to>-<operator ident>.csv`. */
             'Content-Disposition'?: string
             'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
             'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
@@ -5004,6 +5057,17 @@ export interface webhooks {
 }
 export interface components {
   schemas: {
+    /** @description The account the calling key belongs to, and the mode it works in. */
+    Account: {
+      /** @description Prefix `acct_`. */
+      id: string
+      /** @description The mode of the calling key: `true` in live mode. */
+      livemode: boolean
+      /** @description The name the account was made with (`keys create --account <name>`; `default` for the key the first `npm start` prints). */
+      name: string
+      /** @enum {string} */
+      object: 'account'
+    }
     /** @description What a device key learns of its own device. */
     CurrentDevice: {
       device: components['schemas']['Device']
@@ -5243,6 +5307,8 @@ export interface components {
       /** @description Prefix `loc_`. */
       id: string
       livemode: boolean
+      /** @description BCP 47 language tag, canonical, e.g. fr-FR. */
+      locale: string
       name: string
       /** @enum {string} */
       object: 'location'
