@@ -1,4 +1,5 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
+import net from 'node:net'
 import type { Duplex } from 'node:stream'
 import type { FastifyRequest, FastifyServerOptions } from 'fastify'
 import { type ApiError, errors } from '../core/errors.js'
@@ -84,6 +85,49 @@ export function answerUnsupportedRequests(server: Server, bodyLimit: number): vo
     const path = request.url ?? ''
     socket.end(rawErrorResponse(errors.methodNotAllowed('CONNECT', path, ['DELETE', 'GET', 'PATCH', 'POST'])))
   })
+}
+
+/**
+ * The bounds of a lingering close (below). 64 MiB is what a client on a local network sends in well
+ * under a second; past it the client is sending far more than any refused body is worth reading.
+ */
+export const LINGER_MAX_BYTES = 64 * 1024 * 1024
+/**
+ * Five seconds: long enough for a 2 MiB body over a slow uplink (~400 KB/s) to arrive, short enough
+ * that a client trickling bytes cannot hold the socket, nor delay a graceful shutdown, for longer.
+ * Socket I/O runs on real time, so this is a plain timer.
+ */
+export const LINGER_MAX_MS = 5_000
+
+/**
+ * A lingering close for a request answered before its body was read (a 413): the answer is sent with
+ * `Connection: close`, then the rest of the body is read and dropped before the socket is closed.
+ * Closing at once would leave unread bytes in the kernel's receive buffer, and closing such a socket
+ * sends a reset: the client, still writing its body, gets a broken pipe and never reads the answer
+ * waiting for it. Reading stops at `LINGER_MAX_BYTES` or `LINGER_MAX_MS`, whichever comes first, and
+ * a body declared larger than `LINGER_MAX_BYTES` is not read at all: it would be cut anyway.
+ */
+export function lingerBeforeClosing(request: IncomingMessage): void {
+  const { socket } = request
+  if (socket.destroyed || Number(request.headers['content-length']) > LINGER_MAX_BYTES) return
+  const cut = () => socket.destroy()
+  const timer = setTimeout(cut, LINGER_MAX_MS)
+  socket.once('close', () => clearTimeout(timer))
+  let dropped = 0
+  request.on('data', (chunk: Buffer) => {
+    dropped += chunk.length
+    if (dropped > LINGER_MAX_BYTES) cut()
+  })
+  request.resume()
+  // Node's server ends a `Connection: close` answer with `socket.destroySoon()` (end, then destroy
+  // once the answer is flushed), whatever is still unread. Node has no lingering close, so this socket
+  // ends its side and closes once the body has been read instead.
+  socket.destroySoon = () => {
+    socket.end()
+    const destroySoon = () => net.Socket.prototype.destroySoon.call(socket)
+    if (request.complete) destroySoon()
+    else request.once('end', destroySoon)
+  }
 }
 
 /**

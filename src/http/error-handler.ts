@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, errors } from '../core/errors.js'
+import { lingerBeforeClosing } from './client-errors.js'
 import { validationToApiError } from './validation.js'
 
 export const BODY_LIMIT_BYTES = 1024 * 1024
@@ -11,6 +12,8 @@ export const BODY_LIMIT_BYTES = 1024 * 1024
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const apiError = toApiError(error, request)
+    // The client may still be sending the body: it is read and dropped so that the 413 reaches it.
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') lingerBeforeClosing(request.raw)
     if (apiError.status >= 500) {
       // The stack goes to the log with the request id; the body says nothing of internals.
       request.log.error({ err: error, request_id: request.id }, 'unhandled error')

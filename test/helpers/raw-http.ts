@@ -33,17 +33,22 @@ export function useListeningApp(): { readonly t: TestApp; readonly port: number 
 
 /**
  * Sends raw bytes and reads the whole answer, up to the server closing the connection (send
- * `Connection: close` where the server would keep it open). With `bodyAfterContinue` the bytes are
- * the head alone, and the body follows only once the server says `100 Continue`, as curl does.
+ * `Connection: close` where the server would keep it open). The client reads nothing until all its
+ * bytes are written, as a client that sends the whole body before looking at the answer does: an
+ * answer the server sends early waits in the socket. With `bodyAfterContinue` the bytes are the head
+ * alone, and the body follows only once the server says `100 Continue`, as curl does.
  * Rejects when the connection breaks (a reset, a broken pipe) or nothing ends it within 20 s.
  */
 export function rawRequest(
   port: number,
-  bytes: string,
+  bytes: string | Buffer,
   { bodyAfterContinue }: { bodyAfterContinue?: Buffer } = {},
 ): Promise<string> {
   return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1', () => socket.write(bytes))
+    const socket = net.connect(port, '127.0.0.1', () => {
+      socket.pause()
+      socket.write(bytes, () => socket.resume())
+    })
     const chunks: Buffer[] = []
     let bodySent = false
     socket.on('data', (chunk) => {
@@ -56,6 +61,67 @@ export function rawRequest(
     socket.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
     socket.on('error', reject)
     socket.setTimeout(20_000, () => socket.destroy(new Error('no answer within 20 s')))
+  })
+}
+
+/** `data` as one chunk of HTTP/1.1 chunked transfer coding. */
+export function chunkOf(data: Buffer): Buffer {
+  return Buffer.concat([Buffer.from(`${data.length.toString(16)}\r\n`), data, Buffer.from('\r\n')])
+}
+
+/** The terminating chunk of a chunked body (no trailers). */
+export const LAST_CHUNK = '0\r\n\r\n'
+
+/**
+ * A client that never stops sending: `head`, then `piece` over and over, as fast as the server
+ * reads it (`everyMs` absent) or one piece every `everyMs` (a trickle). It ignores the server's
+ * answer and its half-close, and only stops when the server closes the connection for good (the
+ * next write fails) or after 20 s, when it rejects. Resolves with the bytes written after the head
+ * and what the client received.
+ */
+export function sendUntilCut(
+  port: number,
+  head: string,
+  piece: Buffer,
+  { everyMs }: { everyMs?: number } = {},
+): Promise<{ written: number; received: string }> {
+  return new Promise((resolve, reject) => {
+    // Half-open: the server's FIN after its answer does not end this side, as with a client that
+    // does not read.
+    const socket = net.connect({ port, host: '127.0.0.1', allowHalfOpen: true })
+    const chunks: Buffer[] = []
+    let written = 0
+    let trickle: NodeJS.Timeout | undefined
+    const send = (): boolean => {
+      written += piece.length
+      return socket.write(piece)
+    }
+    const flood = () => {
+      while (!socket.destroyed && send()) {}
+    }
+    socket.once('connect', () => {
+      socket.write(head)
+      if (everyMs === undefined) {
+        socket.on('drain', flood)
+        flood()
+      } else {
+        trickle = setInterval(send, everyMs)
+      }
+    })
+    socket.on('data', (chunk) => chunks.push(chunk))
+    // The failed write (EPIPE, ECONNRESET) is how the server's close shows: expected here.
+    socket.on('error', () => undefined)
+    socket.once('close', () => {
+      clearInterval(trickle)
+      clearTimeout(cap)
+      resolve({ written, received: Buffer.concat(chunks).toString('utf8') })
+    })
+    const cap = setTimeout(() => {
+      clearInterval(trickle)
+      socket.removeAllListeners('close')
+      socket.destroy()
+      reject(new Error(`the server still held the connection after 20 s (${written} bytes written)`))
+    }, 20_000)
   })
 }
 

@@ -1,0 +1,88 @@
+import { beforeAll, describe, expect, it } from 'vitest'
+import { LINGER_MAX_BYTES } from '../../src/http/client-errors.js'
+import { BODY_LIMIT_BYTES } from '../../src/http/error-handler.js'
+import {
+  chunkOf,
+  LAST_CHUNK,
+  parseAnswer,
+  rawRequest,
+  sendUntilCut,
+  useListeningApp,
+} from '../helpers/raw-http.js'
+
+const MiB = 1024 * 1024
+
+// Over a real port, without `Expect: 100-continue`: the client writes its whole body before it reads
+// anything, so it gets its 413 only if the service reads (and drops) the body before closing.
+describe('a body over the limit, sent whole: the 413 envelope, not a broken pipe', () => {
+  const served = useListeningApp()
+  let secret: string
+  beforeAll(async () => {
+    secret = (await served.t.key()).secret
+  })
+
+  const createOperatorHead = (framing: string) =>
+    'POST /v1/operators HTTP/1.1\r\nHost: x\r\n' +
+    `Authorization: Bearer ${secret}\r\nContent-Type: application/json\r\n${framing}\r\n`
+
+  const expectTooLarge = (raw: string) => {
+    const answer = parseAnswer(raw)
+    expect(answer.interim).toEqual([])
+    expect(answer.status).toBe(413)
+    expect(answer.headers.connection).toBe('close')
+    expect(answer.headers['x-request-id']).toMatch(/^req_[0-9a-f]{24}$/)
+    expect(answer.body.error).toEqual({
+      type: 'bad_request',
+      code: 'body_too_large',
+      message: `The request body is larger than ${BODY_LIMIT_BYTES} bytes.`,
+      request_id: answer.headers['x-request-id'],
+    })
+  }
+
+  for (const size of [2 * MiB, 8 * MiB, 32 * MiB]) {
+    it(`${size / MiB} MiB with Content-Length`, async () => {
+      const head = createOperatorHead(`Content-Length: ${size}\r\n`)
+      expectTooLarge(
+        await rawRequest(served.port, Buffer.concat([Buffer.from(head), Buffer.alloc(size, 'a')])),
+      )
+    })
+
+    it(`${size / MiB} MiB chunked`, async () => {
+      const chunk = chunkOf(Buffer.alloc(MiB, 'a'))
+      const body = [...Array.from({ length: size / MiB }, () => chunk), Buffer.from(LAST_CHUNK)]
+      const head = createOperatorHead('Transfer-Encoding: chunked\r\n')
+      expectTooLarge(await rawRequest(served.port, Buffer.concat([Buffer.from(head), ...body])))
+    })
+  }
+
+  it(`a chunked body that never ends is cut once ${LINGER_MAX_BYTES / MiB} MiB are dropped`, async () => {
+    const { written } = await sendUntilCut(
+      served.port,
+      createOperatorHead('Transfer-Encoding: chunked\r\n'),
+      chunkOf(Buffer.alloc(MiB, 'a')),
+    )
+    // The service read up to its bound, and no further than the socket buffers between the two
+    // ends hold: it neither closed early nor kept reading.
+    expect(written).toBeGreaterThan(LINGER_MAX_BYTES)
+    expect(written).toBeLessThan(LINGER_MAX_BYTES + 32 * MiB)
+  })
+
+  it('a Content-Length over the bound is cut at once: its body will not be read in time', async () => {
+    const { written } = await sendUntilCut(
+      served.port,
+      createOperatorHead(`Content-Length: ${LINGER_MAX_BYTES + 1}\r\n`),
+      Buffer.alloc(MiB, 'a'),
+    )
+    expect(written).toBeLessThan(LINGER_MAX_BYTES / 2)
+  })
+
+  it('a body that trickles is cut by the time bound, after its 413', async () => {
+    const { received } = await sendUntilCut(
+      served.port,
+      createOperatorHead(`Content-Length: ${2 * MiB}\r\n`),
+      Buffer.alloc(1024, 'a'),
+      { everyMs: 50 },
+    )
+    expectTooLarge(received)
+  })
+})
