@@ -1,5 +1,6 @@
 import { afterAll, beforeAll } from 'vitest'
 import { type Clock, installClock } from '../../src/lib/clock.js'
+import { waitUntil } from './assertions.js'
 
 interface Timer {
   at: number
@@ -68,6 +69,19 @@ export class TestClock implements Clock {
     }
     return next
   }
+}
+
+/**
+ * Waits until `waits` callbacks wait on `clock`: each of the background loops that keep that many
+ * waits (one each while parked, none while in the middle of a pass) has finished its pass and parked,
+ * so nothing more happens until the clock moves or a commit wakes one. A pass that a clock step set
+ * off ends its wait at once (inside `set`), so after a step this waits for those passes to be done.
+ */
+export function parked(clock: TestClock, waits: number): Promise<number> {
+  return waitUntil(
+    () => clock.pending,
+    (pending) => pending === waits,
+  )
 }
 
 /**

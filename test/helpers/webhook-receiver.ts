@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { clock } from '../../src/lib/clock.js'
 
 /** One request as the receiver saw it: the raw body is kept byte-for-byte (as UTF-8 text) for signatures. */
 export interface ReceivedRequest {
@@ -8,7 +9,10 @@ export interface ReceivedRequest {
   path: string
   headers: IncomingHttpHeaders
   body: string
-  /** Date.now() when the body had been read. */
+  /**
+   * The process clock's time (src/lib/clock.ts) when the body had been read: the service's own time,
+   * the one its signatures and retry schedules use, so a test on a TestClock compares like with like.
+   */
   receivedAt: number
 }
 
@@ -59,7 +63,7 @@ export class WebhookReceiver {
           path: req.url ?? '',
           headers: req.headers,
           body: Buffer.concat(chunks).toString('utf8'),
-          receivedAt: Date.now(),
+          receivedAt: clock.now(),
         }
         receiver?.handle(received, res)
       })
