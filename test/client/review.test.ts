@@ -199,6 +199,29 @@ describe('the client: review, pay periods, timesheets', () => {
       expect(result.stdout).toBe('')
     })
 
+    it('--help lists every column of the CSV the service sends, in order, and says what a week is', async () => {
+      const { key } = await served.client()
+      const help = await exportRun(key.secret, ['--help'])
+      expect(help.code).toBe(0)
+      // The indented lines after the sentence that announces the header row, up to the blank line.
+      const after = help.stdout
+        .split('\n')
+        .slice(help.stdout.split('\n').findIndex((line) => line.endsWith('every column in order:')) + 1)
+      const listed = after
+        .slice(0, after.indexOf(''))
+        .map((line) => line.trim())
+        .join('')
+      const exported = await exportRun(key.secret, ['--from', '2026-11-01', '--to', '2026-11-30'])
+      expect(exported.code, exported.stderr).toBe(0)
+      expect(listed).toBe(exported.stdout.split('\r\n')[0])
+      expect(listed.split(',')).toHaveLength(15)
+      // Weeks are the operator's pay rule's workweeks, not ISO weeks.
+      expect(help.stdout).toMatch(
+        /week: the operator's pay rule's workweek, which begins on\s+its workweek_start/,
+      )
+      expect(help.stdout).not.toMatch(/\bISO\b/)
+    })
+
     it('refuses bad input with exit 2 and leaves nothing behind on a failed download', async () => {
       const { key } = await served.client()
       expect((await exportRun(key.secret, ['--from', '2026-11-01'])).code).toBe(2)

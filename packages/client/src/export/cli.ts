@@ -7,19 +7,55 @@ import { Presets, SingleBar } from 'cli-progress'
 import { AttendanceClient, type TimesheetCsvParams } from '../client.js'
 import { EXIT, isEntryPoint, type Output, runCommand } from '../command.js'
 import { describeError } from '../sync/format.js'
+import type { TimesheetEntry } from '../types.js'
+
+/**
+ * The CSV's columns, in the order of the service's header row (the service's timesheets module has the same
+ * list; the help lists these, and test/client/review.test.ts compares the help with a downloaded header).
+ */
+export const CSV_COLUMNS = [
+  'operator_ident',
+  'employee_id',
+  'name',
+  'date',
+  'hours',
+  'pending_hours',
+  'rejected_hours',
+  'sessions',
+  'open_sessions',
+  'regular_hours',
+  'overtime_hours',
+  'double_time_hours',
+  'auto_break_hours',
+  'pay_rule_id',
+  'flags',
+] as const satisfies readonly (keyof TimesheetEntry)[]
+
+/** The header row as the CSV has it, broken after a comma into lines of at most `width`, indented. */
+function headerLines(width: number): string {
+  const lines = ['']
+  CSV_COLUMNS.forEach((column, index) => {
+    const cell = index < CSV_COLUMNS.length - 1 ? `${column},` : column
+    if (lines[lines.length - 1] !== '' && `  ${lines.at(-1)}${cell}`.length > width) lines.push('')
+    lines[lines.length - 1] += cell
+  })
+  return lines.map((line) => `  ${line}`).join('\n')
+}
 
 export const USAGE = `Usage: attendance-export --from <YYYY-MM-DD> --to <YYYY-MM-DD> [options]
 
-Downloads the timesheet of a pay run as CSV: hours per operator and work date (approved or
-not needing review), with pending and rejected hours beside them, ready for payroll. Columns:
-operator_ident,employee_id,name,date,hours,pending_hours,rejected_hours,sessions,open_sessions.
+Downloads the timesheet of a pay run as CSV, ready for payroll: per operator and work date (or
+workweek), the hours approved or not needing review, the pending and rejected hours beside them, and
+the pay rule's split into regular, overtime and double time. The header row, every column in order:
+${headerLines(100)}
 
 Options:
       --from <date>        first work date, inclusive (required)
       --to <date>          last work date, inclusive, at most 366 days on (required)
   -o, --out <file.csv>     write the CSV there (written to a temporary file, renamed when complete);
                            default: standard output
-      --group-by <unit>    day (default) or week (ISO weeks; date is their Monday)
+      --group-by <unit>    day (default) or week: the operator's pay rule's workweek, which begins on
+                           its workweek_start (Monday without a rule); date is the week's first day
       --operator-id <id>   one operator only
       --location-id <id>   one location only
       --api-key <key>      API key with timesheets:read (default: $ATTENDANCE_API_KEY)
