@@ -1,6 +1,8 @@
 import os from 'node:os'
+import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { defineConfig } from 'vitest/config'
+import { testFilesByKind } from './test/helpers/test-kinds.js'
 
 export const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://root@127.0.0.1:5432/test'
 
@@ -30,10 +32,14 @@ async function postgresAvailable(): Promise<boolean> {
 export default defineConfig(async () => {
   const dialects = (process.env.DB_DIALECTS ?? 'sqlite,postgres').split(',')
   const withPostgres = dialects.includes('postgres') && (await postgresAvailable())
+  // What touches no database (pure modules, the console's and the client's own logic, the
+  // architecture rules) runs once, in a project without a dialect; test/helpers/database.ts refuses
+  // to open a database there, so a file put in it wrongly fails instead of passing untested.
+  const { withDatabase, withoutDatabase } = testFilesByKind(fileURLToPath(new URL('.', import.meta.url)))
   const project = (dialect: 'sqlite' | 'postgres') => ({
     test: {
       name: dialect,
-      include: ['test/**/*.test.ts'],
+      include: withDatabase,
       env: { TEST_DIALECT: dialect, TEST_POSTGRES_URL: POSTGRES_URL },
       testTimeout: 30_000,
       // Test files of a worker share its module cache instead of importing Fastify, Kysely and src/
@@ -59,6 +65,15 @@ export default defineConfig(async () => {
       // file at a time) took 737 s, three at a time 404 s.
       maxWorkers: os.availableParallelism() + 1,
       projects: [
+        {
+          test: {
+            name: 'no-database',
+            include: withoutDatabase,
+            env: { TEST_DIALECT: 'none' },
+            isolate: false,
+            testTimeout: 30_000,
+          },
+        },
         ...(dialects.includes('sqlite') ? [project('sqlite')] : []),
         ...(withPostgres ? [project('postgres')] : []),
       ],

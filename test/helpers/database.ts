@@ -13,6 +13,19 @@ export type TestDialect = 'sqlite' | 'postgres'
 
 export const dialect: TestDialect = process.env.TEST_DIALECT === 'postgres' ? 'postgres' : 'sqlite'
 
+/**
+ * The run's `no-database` project (vitest.config.ts) holds the files that reach none of the database
+ * helpers; one that opens a database all the same is misfiled, and fails here rather than run once.
+ */
+function refuseWithoutDialect(): void {
+  if (process.env.TEST_DIALECT === 'none') {
+    throw new Error(
+      'this test file opens a database but runs in the no-database project: import the database ' +
+        'helpers from test/helpers (test/helpers/test-kinds.ts follows test/ imports to find them)',
+    )
+  }
+}
+
 export interface TestDatabase {
   /** A DATABASE_URL for this fresh, empty database. */
   url: string
@@ -36,6 +49,7 @@ export interface TestDatabase {
 export async function createTestDatabase(
   options: { ownPostgresDatabase?: boolean } = {},
 ): Promise<TestDatabase> {
+  refuseWithoutDialect()
   if (dialect === 'sqlite') {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'attendance-test-'))
     return {
