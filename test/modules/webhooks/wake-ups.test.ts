@@ -1,29 +1,32 @@
 import pg from 'pg'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { openDatabase } from '../../../src/db/connection.js'
 import type { Db } from '../../../src/db/types.js'
 import { WebhookWorker, type WorkerOptions } from '../../../src/modules/webhooks/worker.js'
 import { type ApiClient, buildTestApp, type TestApp } from '../../helpers/app.js'
-import { type EventEnvelope, sleep, uniq } from '../../helpers/assertions.js'
+import { type EventEnvelope, uniq, waitUntil } from '../../helpers/assertions.js'
+import { parked, useTestClock } from '../../helpers/clock.js'
 import { dialect } from '../../helpers/database.js'
 import { freshAccount } from '../../helpers/fixtures.js'
 import { endpointOn } from '../../helpers/webhook-endpoints.js'
 import { WebhookReceiver } from '../../helpers/webhook-receiver.js'
 
 /**
- * The worker is woken by commits, not only by its polls: every worker here polls once a minute, so a
- * delivery that arrives within two seconds was woken for (db/commit-signals.ts). In the process by the
- * commit itself; on PostgreSQL from another handle (as a `cli worker` beside the API is) by NOTIFY on
- * its LISTEN connection, which comes back when it is killed.
+ * The worker is woken by commits, not only by its polls: the service's clock stands still here, so no
+ * poll ever falls due, and a delivery that arrives was woken for (db/commit-signals.ts). In the process
+ * by the commit itself; on PostgreSQL from another handle (as a `cli worker` beside the API is) by
+ * NOTIFY on its LISTEN connection, which comes back when it is killed.
  */
 
-/** Longer than any test here: a worker that waited for its poll would time the test out. */
-const POLL_ONCE_A_MINUTE = 60_000
-/** A woken worker delivers within this (most take a few milliseconds; CI machines are slow). */
-const WOKEN_WITHIN_MS = 2000
+const clock = useTestClock()
+/**
+ * The waits on the clock while a test's app (WORKER=off: its idempotency purge) and its worker (the
+ * dispatcher and the sender) are all parked. Each test stops what it started, so they are its own.
+ */
+const PARKED = 3
 
 const stops: Array<() => Promise<void>> = []
-afterAll(async () => {
+afterEach(async () => {
   for (const stop of stops.splice(0).reverse()) await stop()
 })
 
@@ -37,7 +40,7 @@ async function setUp() {
   return { receiver, t }
 }
 
-/** A worker that polls once a minute, on `db` (the app's own handle, or one of its own). */
+/** A worker on `db` (the app's own handle, or one of its own). */
 function startWorker(db: Db, options: Partial<WorkerOptions> = {}) {
   const errors: object[] = []
   const worker = new WebhookWorker(
@@ -47,7 +50,6 @@ function startWorker(db: Db, options: Partial<WorkerOptions> = {}) {
       backoffScale: 1,
       disableThreshold: 1000,
       allowPrivateUrls: true,
-      pollMs: POLL_ONCE_A_MINUTE,
       ...options,
     },
     { info: () => {}, error: (obj) => errors.push(obj) },
@@ -71,16 +73,20 @@ async function createOperator(api: ApiClient) {
   expect(res.status).toBe(201)
 }
 
-/** Creates an operator and expects its `operator.created` delivery at `path` within WOKEN_WITHIN_MS. */
+/**
+ * Once the worker's loops have both gone back to their wait (on the clock, which stands still: no
+ * poll will end it), creates an operator and expects its `operator.created` delivery at `path`.
+ */
 async function expectWokenDelivery(api: ApiClient, receiver: WebhookReceiver, path: string) {
+  await parked(clock, PARKED)
   const before = receiver.requestsTo(path).length
-  const started = Date.now()
+  const at = clock.now()
   await createOperator(api)
-  const requests = await receiver.waitForRequests(path, before + 1, WOKEN_WITHIN_MS)
+  const requests = await receiver.waitForRequests(path, before + 1)
   const request = requests[before]
   const envelope = JSON.parse(request?.body ?? '{}') as EventEnvelope
   expect(envelope.type).toBe('operator.created')
-  expect((request?.receivedAt ?? Number.POSITIVE_INFINITY) - started).toBeLessThan(WOKEN_WITHIN_MS)
+  expect(request?.receivedAt).toBe(at)
 }
 
 /**
@@ -101,16 +107,8 @@ async function separateWorker(t: TestApp) {
     return rows.map((r) => r.pid)
   }
   const { errors } = startWorker(ownHandle(t, application))
-  await until('the LISTEN connection', async () => (await listenerPids()).length === 1)
+  await waitUntil(listenerPids, (pids) => pids.length === 1)
   return { admin, errors, listenerPids }
-}
-
-async function until(what: string, condition: () => Promise<boolean>, timeoutMs = 10_000) {
-  const deadline = Date.now() + timeoutMs
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await sleep(20)
-  }
 }
 
 describe(`webhook wake-ups (${dialect})`, () => {
@@ -119,11 +117,7 @@ describe(`webhook wake-ups (${dialect})`, () => {
     const { api } = await freshAccount(t)
     const { path } = await endpointOn(api, receiver, ['operator.created'])
     const { errors } = startWorker(t.db)
-    for (let i = 0; i < 3; i++) {
-      // Long enough for both loops to have gone back to their minute-long wait.
-      await sleep(300)
-      await expectWokenDelivery(api, receiver, path)
-    }
+    for (let i = 0; i < 3; i++) await expectWokenDelivery(api, receiver, path)
     expect(errors).toEqual([])
   })
 
@@ -132,48 +126,52 @@ describe(`webhook wake-ups (${dialect})`, () => {
     const { api } = await freshAccount(t)
     const { endpoint, path } = await endpointOn(api, receiver, ['operator.created'])
     startWorker(t.db)
-    await sleep(300)
+    await parked(clock, PARKED)
     const res = await api.post(`/v1/webhook-endpoints/${endpoint.id}/send-test`)
     expect(res.status).toBe(201)
-    const [request] = await receiver.waitForRequests(path, 1, WOKEN_WITHIN_MS)
+    const [request] = await receiver.waitForRequests(path, 1)
     expect(request?.headers['x-service-event']).toBe('webhook_endpoint.test')
+    expect(request?.receivedAt).toBe(clock.now())
   })
 
   it('the dispatcher wakes the sender only when it inserted deliveries', async () => {
     const { receiver, t } = await setUp()
     const { api } = await freshAccount(t)
-    // The first attempt fails; its retry falls due about 60 ms later (backoff × 0.001) and only a
-    // poll or a wake-up would find it.
+    // The first attempt fails; its retry falls due a minute later, which the clock is then stepped
+    // to, and only a poll (two hours on) or a wake-up would find it.
     const { path } = await endpointOn(api, receiver, ['operator.created'], [{ status: 500 }, {}])
-    startWorker(t.db, { backoffScale: 0.001 })
-    await sleep(300)
+    startWorker(t.db, { pollMs: 2 * 3_600_000 })
     await expectWokenDelivery(api, receiver, path)
-    await until('the retry scheduled and due', async () => {
-      const row = await t.db
+    const retry = () =>
+      t.db
         .selectFrom('webhook_deliveries')
-        .select(['status', 'next_attempt_at', 'locked_until'])
-        .executeTakeFirst()
-      return row?.status === 'pending' && row.locked_until === null && (row.next_attempt_at ?? 0) < Date.now()
-    })
+        .select(['status', 'next_attempt_at', 'locked_until', 'scheduled_attempts'])
+        .executeTakeFirstOrThrow()
+    const scheduled = await waitUntil(
+      retry,
+      (row) => row.scheduled_attempts === 1 && row.locked_until === null,
+    )
+    expect(scheduled.status).toBe('pending')
+    clock.set(Number(scheduled.next_attempt_at))
 
     // An event no endpoint receives: dispatched, no delivery inserted, so the sender sleeps on and
     // the due retry waits for its poll.
     const other = await freshAccount(t)
     await createOperator(other.api)
-    await until('the event dispatched', async () => {
-      const row = await t.db
-        .selectFrom('events')
-        .select('id')
-        .where('dispatched_at', 'is', null)
-        .executeTakeFirst()
-      return row === undefined
-    })
-    await sleep(1000)
+    await waitUntil(
+      () => t.db.selectFrom('events').select('id').where('dispatched_at', 'is', null).execute(),
+      (undispatched) => undispatched.length === 0,
+    )
+    // Both loops parked again after the dispatch: a sender woken meanwhile would have claimed the
+    // due retry before parking, and the row would show it held or attempted.
+    await parked(clock, PARKED)
+    expect(await retry()).toEqual(scheduled)
     expect(receiver.requestsTo(path)).toHaveLength(1)
 
     // An event the endpoint receives: its delivery wakes the sender, which claims the retry with it.
     await createOperator(api)
-    await receiver.waitForRequests(path, 3, WOKEN_WITHIN_MS)
+    const requests = await receiver.waitForRequests(path, 3)
+    expect(requests.slice(1).map((r) => r.receivedAt)).toEqual([clock.now(), clock.now()])
   })
 
   it.runIf(dialect === 'postgres')(
@@ -183,14 +181,12 @@ describe(`webhook wake-ups (${dialect})`, () => {
       const { api } = await freshAccount(t)
       const { endpoint, path } = await endpointOn(api, receiver, ['operator.created'])
       const { errors } = await separateWorker(t)
-      await sleep(300)
       await expectWokenDelivery(api, receiver, path)
-      await sleep(300)
       await expectWokenDelivery(api, receiver, path)
-      await sleep(300)
+      await parked(clock, PARKED)
       const res = await api.post(`/v1/webhook-endpoints/${endpoint.id}/send-test`)
       expect(res.status).toBe(201)
-      await receiver.waitForRequests(path, 3, WOKEN_WITHIN_MS)
+      await receiver.waitForRequests(path, 3)
       expect(errors).toEqual([])
     },
   )
@@ -204,15 +200,10 @@ describe(`webhook wake-ups (${dialect})`, () => {
       const { admin, errors, listenerPids } = await separateWorker(t)
       const [first] = await listenerPids()
       await admin.query('select pg_terminate_backend($1)', [first])
-      await until('a new LISTEN connection', async () => {
-        const pids = await listenerPids()
-        return pids.length === 1 && pids[0] !== first
-      })
-      // The loss is reported (and the worker polled meanwhile, once a minute here).
+      await waitUntil(listenerPids, (pids) => pids.length === 1 && pids[0] !== first)
+      // The loss is reported (and the worker would have polled meanwhile, had the clock moved).
       expect(errors.length).toBeGreaterThan(0)
-      await sleep(300)
       await expectWokenDelivery(api, receiver, path)
-      await sleep(300)
       await expectWokenDelivery(api, receiver, path)
     },
   )
