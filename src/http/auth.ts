@@ -48,8 +48,9 @@ export class KeyCache {
     private readonly db: Executor,
     ttlMs = KEY_CACHE_TTL_MS,
   ) {
-    // Entries age on the process clock, like the expiries they cache.
-    this.entries = new LRUCache({ max: KEY_CACHE_MAX_ENTRIES, ttl: ttlMs, perf: clock })
+    // Entries age on the process clock, like the expiries they cache; read at every lookup (the
+    // cache's default keeps a reading for a millisecond of real time, past a test's clock step).
+    this.entries = new LRUCache({ max: KEY_CACHE_MAX_ENTRIES, ttl: ttlMs, ttlResolution: 0, perf: clock })
   }
 
   async get(secretHash: string): Promise<ApiKeyRecord | undefined> {

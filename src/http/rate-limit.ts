@@ -1,7 +1,9 @@
-import rateLimit from '@fastify/rate-limit'
+import rateLimit, { type FastifyRateLimitStore } from '@fastify/rate-limit'
 import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify'
 import type { Redis } from 'ioredis'
+import { LRUCache } from 'lru-cache'
 import { errors } from '../core/errors.js'
+import { clock } from '../lib/clock.js'
 
 export interface RateLimitOptions {
   max: number
@@ -21,12 +23,46 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
     global: false,
     max: options.max,
     timeWindow: options.windowMs,
-    ...(options.redis ? { redis: options.redis, nameSpace: 'attendance:rl:' } : {}),
+    ...(options.redis ? { redis: options.redis, nameSpace: 'attendance:rl:' } : { store: ClockedStore }),
     skipOnError: true,
     keyGenerator: (request) => (request.auth ? `key:${request.auth.keyId}` : `ip:${request.ip}`),
     errorResponseBuilder: (_request, context) => errors.rateLimited(retryAfterSeconds(context.ttl)),
   })
   app.addHook('onRequest', app.rateLimit())
+}
+
+/** Clients counted at once by one process's counters, as the plugin's own in-process store keeps. */
+const LOCAL_CLIENTS = 5000
+
+/**
+ * The in-process counters (no Redis): fixed windows, as the plugin's own store counts them, but on
+ * the process clock (the plugin's store reads `Date.now()`), since a window is the service's time
+ * and a test steps through it. With Redis the windows are Redis's keys' expiry.
+ */
+class ClockedStore implements FastifyRateLimitStore {
+  private readonly windows = new LRUCache<string, { count: number; startedAt: number }>({
+    max: LOCAL_CLIENTS,
+  })
+
+  incr(
+    key: string,
+    callback: (error: Error | null, result?: { current: number; ttl: number }) => void,
+    timeWindow: number,
+  ): void {
+    const now = clock.now()
+    let window = this.windows.get(key)
+    if (!window || window.startedAt + timeWindow <= now) {
+      window = { count: 0, startedAt: now }
+      this.windows.set(key, window)
+    }
+    window.count += 1
+    callback(null, { current: window.count, ttl: window.startedAt + timeWindow - now })
+  }
+
+  /** A route's own limit (perAddressLimit) counts apart from the app-wide one. */
+  child(): FastifyRateLimitStore {
+    return new ClockedStore()
+  }
 }
 
 /** `Retry-After` for what is left of the window: whole seconds, rounded up, never 0. */

@@ -1,13 +1,14 @@
-import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { KEY_CACHE_TTL_MS } from '../../src/http/auth.js'
 import { revokeKey } from '../../src/modules/keys/service.js'
 import { type ApiClient, type ApiResponse, buildTestApp, type TestApp } from '../helpers/app.js'
 import { expectError, type List, type Operator } from '../helpers/assertions.js'
+import { useTestClock } from '../helpers/clock.js'
 
 const expectUnauthenticated = (res: ApiResponse) => expectError(res, 401, 'authentication_error')
 
 describe('authentication', () => {
+  const clock = useTestClock()
   let t: TestApp
   let valid: string
 
@@ -56,26 +57,29 @@ describe('authentication', () => {
   })
 
   it('refuses an expired key with 401 and accepts one that has not expired yet', async () => {
-    const expired = await t.key({ expiresAt: new Date(Date.now() - 1000) })
+    const expired = await t.key({ expiresAt: new Date(clock.now() - 1000) })
     expectUnauthenticated(await t.client(expired.secret).get('/v1/operators'))
-    const current = await t.key({ expiresAt: new Date(Date.now() + 60 * 60 * 1000) })
+    const current = await t.key({ expiresAt: new Date(clock.now() + 60 * 60 * 1000) })
     expect((await t.client(current.secret).get('/v1/operators')).status).toBe(200)
   })
 
   it('refuses a key from the moment it expires, even one it has just served', async () => {
-    const expiresAt = new Date(Date.now() + 1500)
+    const expiresAt = new Date(clock.now() + 1500)
     const key = await t.key({ expiresAt })
     expect((await t.client(key.secret).get('/v1/operators')).status).toBe(200)
-    await sleep(expiresAt.getTime() - Date.now() + 100)
+    clock.set(expiresAt.getTime() - 1)
+    expect((await t.client(key.secret).get('/v1/operators')).status).toBe(200)
+    clock.set(expiresAt.getTime())
     expectUnauthenticated(await t.client(key.secret).get('/v1/operators'))
   })
 
-  it('stops accepting a revoked key that was in use within the key-cache TTL', async () => {
+  it('stops accepting a revoked key that was in use once the key-cache TTL has passed', async () => {
     const key = await t.key()
     const api = t.client(key.secret)
     expect((await api.get('/v1/operators')).status).toBe(200)
     expect(await revokeKey(t.db, key.id)).toBe(true)
-    await sleep(KEY_CACHE_TTL_MS + 200)
+    // The lookup above was at this instant (the clock stands still): its entry lives KEY_CACHE_TTL_MS.
+    clock.advance(KEY_CACHE_TTL_MS + 1)
     expectUnauthenticated(await api.get('/v1/operators'))
   })
 

@@ -1,8 +1,8 @@
 import { randomInt } from 'node:crypto'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { retryAfterSeconds } from '../../src/http/rate-limit.js'
 import { type ApiClient, type ApiResponse, buildTestApp, errorOf, type TestApp } from '../helpers/app.js'
+import { useTestClock } from '../helpers/clock.js'
 import { connectTestRedis } from '../helpers/redis.js'
 
 const MAX = 3
@@ -141,18 +141,15 @@ describe('Retry-After', () => {
 })
 
 describe('rate limiting: the window', () => {
+  const clock = useTestClock()
   let t: TestApp
 
-  // Long enough that the second request falls in the first one's window even on a loaded machine
-  // (with 1 s, a slow second request once got in as the window had ended).
-  const WINDOW_S = 3
-
   beforeAll(async () => {
-    t = await buildTestApp({ rateLimitMax: 1, rateLimitWindowMs: WINDOW_S * 1000 })
+    t = await buildTestApp({ rateLimitMax: 1, rateLimitWindowMs: WINDOW_MS })
   })
   afterAll(() => t?.close())
 
-  it('lets a client that waited Retry-After through again', async () => {
+  it('lets a client that waited Retry-After through again, and not a millisecond sooner', async () => {
     const api = t.client((await t.key()).secret)
     const first = await api.get('/v1/operators')
     expect(first.status).toBe(200)
@@ -161,11 +158,14 @@ describe('rate limiting: the window', () => {
     expect(refused.status).toBe(429)
     expect(refused.headers['x-ratelimit-limit']).toBe('1')
     expect(refused.headers['x-ratelimit-remaining']).toBe('0')
-    // Whole seconds, never 0, rounded up: what is left of the window.
+    // Whole seconds, rounded up: what is left of the window, all of it while the clock stands still.
     const retryAfter = String(refused.headers['retry-after'])
-    expect(retryAfter).toMatch(/^[1-9]\d*$/)
-    expect(Number(retryAfter)).toBeLessThanOrEqual(WINDOW_S)
-    await sleep(Number(retryAfter) * 1000 + 100)
+    expect(retryAfter).toBe(String(WINDOW_MS / 1000))
+    clock.advance(Number(retryAfter) * 1000 - 1)
+    const late = await api.get('/v1/operators')
+    expect(late.status).toBe(429)
+    expect(late.headers['retry-after']).toBe('1')
+    clock.advance(1)
     expect((await api.get('/v1/operators')).status).toBe(200)
   })
 })
