@@ -48,14 +48,21 @@ export async function listen(t: TestApp): Promise<string> {
 export const utcDate = (ms: number) => new Date(ms).toISOString().slice(0, 10)
 
 /**
- * A page in a fresh browser context of the screen's size (UTC, British English), and the script
- * errors and CSP refusals it logs: a test ends by checking there were none it did not expect.
+ * A page in a fresh browser context of the screen's size (UTC, British English unless `options`
+ * says another locale; a touch screen with `hasTouch`), and the script errors and CSP refusals it
+ * logs: a test ends by checking there were none it did not expect.
  */
 export async function consolePage(
   browser: Browser,
   screen: Screen,
+  options: { locale?: string; hasTouch?: boolean } = {},
 ): Promise<{ page: Page; errors: string[] }> {
-  const context = await browser.newContext({ viewport: screen.viewport, locale: 'en-GB', timezoneId: 'UTC' })
+  const context = await browser.newContext({
+    viewport: screen.viewport,
+    locale: 'en-GB',
+    timezoneId: 'UTC',
+    ...options,
+  })
   const page = await context.newPage()
   const errors: string[] = []
   page.on('console', (message) => {

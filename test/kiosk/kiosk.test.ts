@@ -7,6 +7,7 @@ import {
   chromiumAvailable,
   horizontalOverflow,
   launchChromium,
+  PHONE_VIEWPORT,
   screenshot,
 } from '../helpers/browser.js'
 import { buildConsoleTestApp, consolePage, listen } from '../helpers/console.js'
@@ -103,6 +104,73 @@ async function cutNetwork(page: Page): Promise<void> {
 async function restoreNetwork(page: Page): Promise<void> {
   await page.context().unroute('**/*')
   await page.context().setOffline(false)
+}
+
+/** Seconds since midnight on the wall clock of `timeZone` at `ms`. */
+function wallSeconds(ms: number, timeZone: string): number {
+  const parts = new Intl.DateTimeFormat('en-GB', {
+    hour: 'numeric',
+    minute: 'numeric',
+    second: 'numeric',
+    hourCycle: 'h23',
+    timeZone,
+  }).formatToParts(ms)
+  const part = (type: string) => Number(parts.find((p) => p.type === type)?.value)
+  return part('hour') * 3600 + part('minute') * 60 + part('second')
+}
+
+/**
+ * What the idle screen's clock shows, read as a time of day: its digits (`h:mm:ss`), its day period
+ * (`AM`/`PM`, absent on a 24-hour clock), and the seconds since midnight they say.
+ */
+async function readClock(page: Page): Promise<{ digits: string; dayPeriod?: string; seconds: number }> {
+  const digits = (await page.locator('.kiosk-hms').innerText()).trim()
+  const periods = page.locator('.kiosk-day-period')
+  const dayPeriod = (await periods.count()) > 0 ? (await periods.innerText()).trim() : undefined
+  const match = /^(\d{1,2}):(\d{2}):(\d{2})$/.exec(digits)
+  expect(match, `the clock's digits: ${JSON.stringify(digits)}`).not.toBeNull()
+  const [hours, minutes, seconds] = (match ?? []).slice(1).map(Number) as [number, number, number]
+  const hours24 = dayPeriod === undefined ? hours : (hours % 12) + (dayPeriod === 'PM' ? 12 : 0)
+  return { digits, dayPeriod, seconds: hours24 * 3600 + minutes * 60 + seconds }
+}
+
+/**
+ * The clock shows the time of day of `timeZone` between `from` and `to` (the clock ticks each second,
+ * so up to a second late).
+ */
+function expectWallTime(shown: number, timeZone: string, from: number, to: number) {
+  const possible = new Set<number>()
+  for (let ms = from - 2_000; ms <= to + 1_000; ms += 500) possible.add(wallSeconds(ms, timeZone))
+  expect([...possible], `the clock in ${timeZone}`).toContain(shown)
+}
+
+/**
+ * The clock on one line at this size: its day period (if any) beside the digits, within their line's
+ * height, and the whole time inside its column and the screen.
+ */
+async function expectClockOnOneLine(page: Page, viewport: { width: number; height: number }) {
+  const size = `at ${viewport.width}×${viewport.height}`
+  await page.setViewportSize(viewport)
+  expect(await horizontalOverflow(page), `${size} scrolls sideways`).toBeLessThanOrEqual(0)
+  const digits = await page.locator('.kiosk-hms').boundingBox()
+  const time = await page.locator('.kiosk-time').boundingBox()
+  const column = await page.locator('.kiosk-where').boundingBox()
+  if (!digits || !time || !column) throw new Error(`the clock is not shown ${size}`)
+  expect(time.x + time.width, `the clock ${size} stays in its column`).toBeLessThanOrEqual(
+    column.x + column.width + 0.5,
+  )
+  const periods = page.locator('.kiosk-day-period')
+  if ((await periods.count()) > 0) {
+    const period = await periods.boundingBox()
+    if (!period) throw new Error(`the day period is not shown ${size}`)
+    expect(period.y, `the day period ${size} starts on the digits' line`).toBeGreaterThanOrEqual(digits.y)
+    expect(period.y + period.height, `the day period ${size} ends on the digits' line`).toBeLessThanOrEqual(
+      digits.y + digits.height + 0.5,
+    )
+    expect(period.x, `the day period ${size} follows the digits`).toBeGreaterThanOrEqual(
+      digits.x + digits.width,
+    )
+  }
 }
 
 /**
@@ -742,6 +810,128 @@ describe.runIf(chromiumAvailable())('the kiosk page at /kiosk', () => {
       const expected =
         /^Failed to load resource: (net::ERR_FAILED|the server responded with a status of (422|429) )/
       expect(pinErrors.filter((error) => !expected.test(error))).toEqual([])
+    }, 60_000)
+  })
+
+  /**
+   * Each gate its own kiosk on a page of its own, in a browser whose locale is not the location's:
+   * the clock must follow the location, not the tablet.
+   */
+  describe("at a location's locale", () => {
+    /** A kiosk paired at a new location and device, on its idle screen. */
+    async function kioskAt(
+      location: { name: string; timezone: string; locale: string },
+      deviceCode: string,
+      options: { locale: string; hasTouch?: boolean },
+    ) {
+      const site = await api().post<Location>('/v1/locations', location)
+      expect(site.status).toBe(201)
+      const device = await api().post<Device>('/v1/devices', { code: deviceCode, location_id: site.body.id })
+      expect(device.status).toBe(201)
+      const code = await api().post<PairingCode>(`/v1/devices/${device.body.id}/pairing-codes`, {})
+      expect(code.status).toBe(201)
+      const kiosk = await consolePage(browser, TABLET, options)
+      kiosk.page.setDefaultTimeout(15_000)
+      await kiosk.page.goto(`${base}/kiosk/`)
+      await kiosk.page.getByLabel('Pairing code').fill(code.body.code)
+      await kiosk.page.getByRole('button', { name: 'Pair' }).click()
+      await kiosk.page.getByRole('heading', { name: location.name, level: 1 }).waitFor()
+      return kiosk
+    }
+
+    it('at an fr-FR location in Europe/Paris: a 24-hour clock and a French date, in a browser set to en-US', async () => {
+      const { page: paris, errors } = await kioskAt(
+        { name: 'Porte de Paris', timezone: 'Europe/Paris', locale: 'fr-FR' },
+        'GATE-FR',
+        { locale: 'en-US' },
+      )
+      const from = Date.now()
+      const clock = await readClock(paris)
+      const date = await paris.locator('.kiosk-date').innerText()
+      const to = Date.now()
+      expect(clock.dayPeriod).toBeUndefined()
+      expect(clock.digits).toMatch(/^\d{2}:\d{2}:\d{2}$/)
+      expectWallTime(clock.seconds, 'Europe/Paris', from, to)
+      const french = new Intl.DateTimeFormat('fr-FR', {
+        weekday: 'long',
+        day: 'numeric',
+        month: 'long',
+        timeZone: 'Europe/Paris',
+      })
+      expect([french.format(from), french.format(to)]).toContain(date)
+      for (const viewport of [TABLET.viewport, PORTRAIT, PHONE_VIEWPORT])
+        await expectClockOnOneLine(paris, viewport)
+      await paris.setViewportSize(TABLET.viewport)
+      await expectUsableScreen(paris, 'idle-fr-FR', () => paris.locator('.kiosk-hms').waitFor())
+      expect(errors).toEqual([])
+      await paris.context().close()
+    }, 60_000)
+
+    it("at an en-US location in America/New_York: AM or PM on the time's line, either way up and on a phone, in a browser set to fr-FR", async () => {
+      expect((await api().post('/v1/operators', { ident: 'U-001', name: 'Rosa Parks' })).status).toBe(201)
+      const { page: newYork, errors } = await kioskAt(
+        { name: 'Hudson Yard gate', timezone: 'America/New_York', locale: 'en-US' },
+        'GATE-US',
+        { locale: 'fr-FR' },
+      )
+      const from = Date.now()
+      const clock = await readClock(newYork)
+      const date = await newYork.locator('.kiosk-date').innerText()
+      const to = Date.now()
+      expect(clock.dayPeriod).toMatch(/^(AM|PM)$/)
+      expectWallTime(clock.seconds, 'America/New_York', from, to)
+      const american = new Intl.DateTimeFormat('en-US', {
+        weekday: 'long',
+        day: 'numeric',
+        month: 'long',
+        timeZone: 'America/New_York',
+      })
+      expect([american.format(from), american.format(to)]).toContain(date)
+      for (const viewport of [TABLET.viewport, PORTRAIT, PHONE_VIEWPORT]) {
+        await expectClockOnOneLine(newYork, viewport)
+      }
+      await newYork.setViewportSize(TABLET.viewport)
+      await expectUsableScreen(newYork, 'idle-en-US', () => newYork.locator('.kiosk-hms').waitFor())
+
+      // The feedback's time is the location's too: a 12-hour time.
+      await newYork.getByLabel('Badge or ident').fill('U-001')
+      await newYork.keyboard.press('Enter')
+      await expect
+        .poll(() => newYork.getByRole('status').innerText())
+        .toMatch(/Rosa Parks\s+IN\s+\d{1,2}:\d{2}\s(AM|PM)/)
+      expect(errors).toEqual([])
+      await newYork.context().close()
+    }, 60_000)
+
+    it('types an ident with letters and a dash by touch alone, and records its scan', async () => {
+      expect((await api().post('/v1/operators', { ident: 'G-005', name: 'Gustave Eiffel' })).status).toBe(201)
+      const { page: touch, errors } = await kioskAt(
+        { name: 'Champ de Mars gate', timezone: 'Europe/Paris', locale: 'fr-FR' },
+        'GATE-TOUCH',
+        { locale: 'fr-FR', hasTouch: true },
+      )
+      const tap = (name: string) => touch.getByRole('button', { name, exact: true }).tap()
+      const badgeInput = touch.getByLabel('Badge or ident')
+      await tap('Letters')
+      await tap('G')
+      await tap('Hyphen')
+      await expectUsableScreen(touch, 'keypad-letters', async () =>
+        expect(await badgeInput.inputValue()).toBe('G-'),
+      )
+      await tap('Digits')
+      for (const digit of ['0', '0', '5']) await tap(digit)
+      expect(await badgeInput.inputValue()).toBe('G-005')
+      // The keys never took the focus: a badge reader's next ident still lands in the input.
+      expect(await touch.evaluate<string | undefined>('document.activeElement?.id')).toBe('badge')
+      await tap('Check in or out')
+      await expect
+        .poll(() => touch.getByRole('status').innerText())
+        .toMatch(/Gustave Eiffel\s+IN\s+\d{2}:\d{2}$/)
+      expect(
+        (await scansOf('G-005')).map((scan) => [scan.operator_ident, scan.device_id, scan.result]),
+      ).toEqual([['G-005', 'GATE-TOUCH', 'checked_in']])
+      expect(errors).toEqual([])
+      await touch.context().close()
     }, 60_000)
   })
 })

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks'
+import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import {
   type CurrentDevice,
   currentDevice,
@@ -10,7 +10,17 @@ import {
 } from './api.js'
 import { ServiceClock } from './clock.js'
 import { sealPin } from './pin.js'
-import { Feedback, type FeedbackContent, IdleScreen, PairingScreen, PinPad, QueueBanner } from './screens.js'
+import {
+  Feedback,
+  type FeedbackContent,
+  formatterAt,
+  IdleScreen,
+  PairingScreen,
+  PinPad,
+  type Place,
+  QueueBanner,
+  SCAN_TIME,
+} from './screens.js'
 import {
   type Direction,
   enqueue,
@@ -100,10 +110,13 @@ export function Kiosk() {
 
   const countQueue = useCallback(async () => setQueued(await queueLength()), [])
 
+  // A device read by an earlier build has no locale: the service's default until it is read again.
   const timezone = current?.location?.timezone ?? 'UTC'
-  /** For the callbacks below, which must not change (and restart the page's effects) with the zone. */
-  const zone = useRef(timezone)
-  zone.current = timezone
+  const locale = current?.location?.locale ?? 'en-GB'
+  const place = useMemo<Place>(() => ({ timezone, locale }), [timezone, locale])
+  /** For the callbacks below, which must not change (and restart the page's effects) with the place. */
+  const placeNow = useRef(place)
+  placeNow.current = place
   const cancelPin = useCallback(() => setPinFor(undefined), [])
 
   /** The queue was refused as a whole: kept, said on the status line, tried again later. */
@@ -113,11 +126,7 @@ export function Kiosk() {
         ? refusal.retryAfterSeconds * 1000
         : Math.min(backoff.current.delayMs * 2 || REFUSAL_BACKOFF_MS.first, REFUSAL_BACKOFF_MS.most)
     backoff.current = { until: performance.now() + delayMs, delayMs }
-    const at = new Intl.DateTimeFormat(undefined, {
-      hour: '2-digit',
-      minute: '2-digit',
-      timeZone: zone.current,
-    }).format(clock.now() + delayMs)
+    const at = formatterAt(placeNow.current, SCAN_TIME).format(clock.now() + delayMs)
     setSyncRefusal(
       `The service refused the waiting scans (HTTP ${refusal.status}): ${refusal.message} They are kept; next try at ${at}.`,
     )
@@ -388,12 +397,12 @@ export function Kiosk() {
           locationName={
             current?.location?.name ?? current?.device.name ?? current?.device.code ?? 'Time clock'
           }
-          timezone={timezone}
+          place={place}
           now={serviceNow}
           onScan={onScan}
         />
       )}
-      <Feedback content={feedback} timezone={timezone} />
+      <Feedback content={feedback} place={place} />
       <QueueBanner queued={queued} notes={notes} />
     </main>
   )

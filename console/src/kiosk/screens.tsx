@@ -10,16 +10,36 @@ export type FeedbackContent =
   | { kind: 'refused'; ident: string; time: number; note: string }
   | { kind: 'repeat'; ident: string; note: string }
 
-const CLOCK_TIME: Intl.DateTimeFormatOptions = { hour: '2-digit', minute: '2-digit', second: '2-digit' }
-const CLOCK_DATE: Intl.DateTimeFormatOptions = { weekday: 'long', day: 'numeric', month: 'long' }
-const SCAN_TIME: Intl.DateTimeFormatOptions = { hour: '2-digit', minute: '2-digit' }
+/**
+ * Where the clock stands and how it writes: the location's time zone and locale (its BCP 47 tag, e.g.
+ * `fr-FR`: a 24-hour clock and "mardi 3 mars"; `en-US`: "4:16:47 PM"), never the tablet's own, which
+ * a gate's tablet may have in any language.
+ */
+export interface Place {
+  timezone: string
+  locale: string
+}
 
-/** `options`: one of the constants above, so the formatter is made again only for another zone. */
-function useFormatter(timezone: string, options: Intl.DateTimeFormatOptions): Intl.DateTimeFormat {
-  return useMemo(
-    () => new Intl.DateTimeFormat(undefined, { ...options, timeZone: timezone }),
-    [timezone, options],
-  )
+const CLOCK_TIME: Intl.DateTimeFormatOptions = { hour: 'numeric', minute: '2-digit', second: '2-digit' }
+const CLOCK_DATE: Intl.DateTimeFormatOptions = { weekday: 'long', day: 'numeric', month: 'long' }
+export const SCAN_TIME: Intl.DateTimeFormatOptions = { hour: 'numeric', minute: '2-digit' }
+
+/**
+ * A formatter of the place's locale and zone (a locale the browser lacks falls back to its own). An
+ * hour is written as the locale's clock reads: two digits on a 24-hour clock (`04:16`, fr-FR, en-GB),
+ * one where it can on a 12-hour one (`4:16 AM`, en-US).
+ */
+export function formatterAt(place: Place, options: Intl.DateTimeFormatOptions): Intl.DateTimeFormat {
+  const format = new Intl.DateTimeFormat(place.locale, { ...options, timeZone: place.timezone })
+  const { hourCycle } = format.resolvedOptions()
+  if (options.hour === undefined || hourCycle === 'h11' || hourCycle === 'h12') return format
+  return new Intl.DateTimeFormat(place.locale, { ...options, hour: '2-digit', timeZone: place.timezone })
+}
+
+/** `options`: one of the constants above, so the formatter is made again only for another place. */
+function useFormatter(place: Place, options: Intl.DateTimeFormatOptions): Intl.DateTimeFormat {
+  const { timezone, locale } = place
+  return useMemo(() => formatterAt({ timezone, locale }, options), [timezone, locale, options])
 }
 
 export function PairingScreen(props: {
@@ -75,10 +95,26 @@ export function PairingScreen(props: {
   )
 }
 
-/** The time on the service's clock in the location's zone, ticking each second. */
-function Clock(props: { timezone: string; now: () => number }) {
-  const time = useFormatter(props.timezone, CLOCK_TIME)
-  const date = useFormatter(props.timezone, CLOCK_DATE)
+/**
+ * A time in pieces: the day period (AM, PM, 오후…) apart from the digits, in the locale's order, so
+ * it is set smaller beside them and a 12-hour time keeps to one line.
+ */
+function timePieces(format: Intl.DateTimeFormat, at: number): Array<{ text: string; dayPeriod: boolean }> {
+  const pieces: Array<{ text: string; dayPeriod: boolean }> = []
+  for (const part of format.formatToParts(at)) {
+    const dayPeriod = part.type === 'dayPeriod'
+    const last = pieces[pieces.length - 1]
+    if (last?.dayPeriod === dayPeriod) last.text += part.value
+    else pieces.push({ text: part.value, dayPeriod })
+  }
+  // The space between digits and day period is the layout's gap, not a character that may wrap.
+  return pieces.map((piece) => ({ ...piece, text: piece.text.trim() })).filter((piece) => piece.text)
+}
+
+/** The time on the service's clock at the location, as its locale writes it, ticking each second. */
+function Clock(props: { place: Place; now: () => number }) {
+  const time = useFormatter(props.place, CLOCK_TIME)
+  const date = useFormatter(props.place, CLOCK_DATE)
   const [now, setNow] = useState(props.now())
   useEffect(() => {
     const timer = setInterval(() => setNow(props.now()), 1000)
@@ -87,7 +123,12 @@ function Clock(props: { timezone: string; now: () => number }) {
   return (
     <p class="kiosk-clock">
       <time class="kiosk-time" dateTime={new Date(now).toISOString()}>
-        {time.format(now)}
+        {timePieces(time, now).map((piece, index) => (
+          // Keyed by place, not text: the same elements tick, and are not made again each second.
+          <span key={index} class={piece.dayPeriod ? 'kiosk-day-period' : 'kiosk-hms'}>
+            {piece.text}
+          </span>
+        ))}
       </time>
       <span class="kiosk-date">{date.format(now)}</span>
     </p>
@@ -123,31 +164,74 @@ function useTypingGoesTo(input: RefObject<HTMLInputElement>) {
 }
 
 /** What a keypad key does to the input's text. */
-type Key = { digit: string } | 'delete' | 'clear'
+type Key = { text: string } | 'delete' | 'clear'
+
+const DIGITS = ['1', '2', '3', '4', '5', '6', '7', '8', '9']
+/** Idents such as `G-005`: the letters and the dash, beside the digits' own page. */
+const LETTERS = [...'ABCDEFGHIJKLMNOPQRSTUVWXYZ-']
 
 /**
- * The on-screen keypad: digits, delete, clear. Its keys do not take the focus from the input when
- * touched (a reader's typing keeps going there); from the keyboard they are buttons like any.
+ * The on-screen keypad: digits, delete, clear, and with `letters` a key that turns it to A–Z and `-`
+ * (and back), so an ident with letters is typed by touch alone. Its keys do not take the focus from
+ * the input when touched (a reader's typing keeps going there); from the keyboard they are buttons
+ * like any. Both pages are the same height: the actions below never move.
  */
-export function Keypad(props: { onKey: (key: Key) => void }) {
+export function Keypad(props: { onKey: (key: Key) => void; letters?: boolean }) {
+  const [page, setPage] = useState<'digits' | 'letters'>('digits')
   const keep = (event: MouseEvent) => event.preventDefault()
-  const digits = ['1', '2', '3', '4', '5', '6', '7', '8', '9']
+  const character = (text: string, label?: string) => (
+    <button
+      key={text}
+      type="button"
+      onMouseDown={keep}
+      onClick={() => props.onKey({ text })}
+      aria-label={label}
+    >
+      {text}
+    </button>
+  )
+  const clear = (
+    <button
+      key="clear"
+      class="kiosk-key-clear"
+      type="button"
+      onMouseDown={keep}
+      onClick={() => props.onKey('clear')}
+    >
+      Clear
+    </button>
+  )
+  const remove = (
+    <button
+      key="delete"
+      type="button"
+      onMouseDown={keep}
+      onClick={() => props.onKey('delete')}
+      aria-label="Delete"
+    >
+      ⌫
+    </button>
+  )
   return (
-    <fieldset class="kiosk-keypad" aria-label="Keypad">
-      {digits.map((digit) => (
-        <button key={digit} type="button" onMouseDown={keep} onClick={() => props.onKey({ digit })}>
-          {digit}
+    <fieldset class={`kiosk-keypad is-${page}`} aria-label="Keypad">
+      {page === 'digits'
+        ? [...DIGITS.map((digit) => character(digit)), clear, character('0'), remove]
+        : [
+            ...LETTERS.map((letter) => character(letter, letter === '-' ? 'Hyphen' : undefined)),
+            remove,
+            clear,
+          ]}
+      {props.letters && (
+        <button
+          key="page"
+          class="kiosk-key-page"
+          type="button"
+          onMouseDown={keep}
+          onClick={() => setPage(page === 'digits' ? 'letters' : 'digits')}
+        >
+          {page === 'digits' ? 'Letters' : 'Digits'}
         </button>
-      ))}
-      <button type="button" onMouseDown={keep} onClick={() => props.onKey('clear')}>
-        Clear
-      </button>
-      <button type="button" onMouseDown={keep} onClick={() => props.onKey({ digit: '0' })}>
-        0
-      </button>
-      <button type="button" onMouseDown={keep} onClick={() => props.onKey('delete')} aria-label="Delete">
-        ⌫
-      </button>
+      )}
     </fieldset>
   )
 }
@@ -155,12 +239,12 @@ export function Keypad(props: { onKey: (key: Key) => void }) {
 function applyKey(value: string, key: Key): string {
   if (key === 'clear') return ''
   if (key === 'delete') return value.slice(0, -1)
-  return value + key.digit
+  return value + key.text
 }
 
 export function IdleScreen(props: {
   locationName: string
-  timezone: string
+  place: Place
   now: () => number
   onScan: (input: string, direction: Direction) => Promise<void>
 }) {
@@ -181,7 +265,7 @@ export function IdleScreen(props: {
     <section class="kiosk-idle" aria-labelledby="location-name">
       <div class="kiosk-where">
         <h1 id="location-name">{props.locationName}</h1>
-        <Clock timezone={props.timezone} now={props.now} />
+        <Clock place={props.place} now={props.now} />
       </div>
       <form
         class="kiosk-scan"
@@ -199,7 +283,7 @@ export function IdleScreen(props: {
           autocomplete="off"
           spellcheck={false}
         />
-        <Keypad onKey={(key) => setValue((typed) => applyKey(typed, key))} />
+        <Keypad letters onKey={(key) => setValue((typed) => applyKey(typed, key))} />
         <div class="kiosk-actions">
           <button type="submit">Check in or out</button>
           <button type="button" onClick={() => act('break_start')}>
@@ -305,8 +389,8 @@ export function PinPad(props: {
 }
 
 /** A live region present from the start, so a screen reader announces what is put in it. */
-export function Feedback(props: { content: FeedbackContent | undefined; timezone: string }) {
-  const time = useFormatter(props.timezone, SCAN_TIME)
+export function Feedback(props: { content: FeedbackContent | undefined; place: Place }) {
+  const time = useFormatter(props.place, SCAN_TIME)
   const content = props.content
   return (
     <div class={content ? `kiosk-feedback is-${content.kind}` : 'kiosk-feedback'} role="status">
