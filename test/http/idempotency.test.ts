@@ -6,12 +6,14 @@ import {
   requestFingerprint,
 } from '../../src/http/idempotency.js'
 import { buildTestApp, errorOf, type TestApp } from '../helpers/app.js'
-import { expectError, type Operator, uniq } from '../helpers/assertions.js'
+import { expectError, type Operator, uniq, waitUntil } from '../helpers/assertions.js'
+import { useTestClock } from '../helpers/clock.js'
 import { eventTypes, freshAccount } from '../helpers/fixtures.js'
 
 const HOUR = 60 * 60 * 1000
 
 describe('idempotency of POST creates', () => {
+  const clock = useTestClock()
   let t: TestApp
 
   beforeAll(async () => {
@@ -109,7 +111,7 @@ describe('idempotency of POST creates', () => {
       ['PUT', '/v1/operators'],
     ] as const) {
       const k = uniq('key')
-      const now = Date.now()
+      const now = clock.now()
       await t.db
         .insertInto('idempotency_keys')
         .values({
@@ -329,7 +331,7 @@ describe('idempotency of POST creates', () => {
       const { key, api } = await freshAccount(t)
       const k = uniq('key')
       const body = { ident: uniq('W') }
-      const now = Date.now()
+      const now = clock.now()
       await stage(key.account_id, k, body, { status: 'in_flight', created_at: now, locked_at: now })
 
       const res = await api.post('/v1/operators', body, keyed(k))
@@ -347,20 +349,30 @@ describe('idempotency of POST creates', () => {
       expect(await storedKey(key.account_id, k)).toMatchObject([{ status: 'in_flight', locked_at: now }])
     })
 
-    it('takes over an abandoned claim (locked_at older than the lease)', async () => {
+    it('takes over an abandoned claim once the lease has passed, not a millisecond before', async () => {
       const { key, api } = await freshAccount(t)
       const k = uniq('key')
       const body = { ident: uniq('W') }
-      const old = Date.now() - IDEMPOTENCY_LEASE_MS - 5_000
-      await stage(key.account_id, k, body, { status: 'in_flight', created_at: old, locked_at: old })
+      // A claim left in flight by a request whose process died at this instant.
+      const claimedAt = clock.now()
+      await stage(key.account_id, k, body, {
+        status: 'in_flight',
+        created_at: claimedAt,
+        locked_at: claimedAt,
+      })
 
+      clock.set(claimedAt + IDEMPOTENCY_LEASE_MS - 1)
+      expectError(await api.post('/v1/operators', body, keyed(k)), 409, 'conflict', 'idempotency_key_in_use')
+      expect(await operatorRows(key.account_id)).toEqual([])
+
+      clock.set(claimedAt + IDEMPOTENCY_LEASE_MS)
       const res = await api.post<Operator>('/v1/operators', body, keyed(k))
       expect(res.status).toBe(201)
       expect(res.headers['idempotent-replayed']).toBeUndefined()
       expect(await operatorRows(key.account_id)).toHaveLength(1)
       const [row] = await storedKey(key.account_id, k)
       expect(row).toMatchObject({ status: 'done', response_status: 201 })
-      expect(Number(row?.locked_at)).toBeGreaterThan(old)
+      expect(Number(row?.locked_at)).toBe(claimedAt + IDEMPOTENCY_LEASE_MS)
 
       const again = await api.post('/v1/operators', body, keyed(k))
       expect(again.status).toBe(201)
@@ -384,7 +396,7 @@ describe('idempotency of POST creates', () => {
         created: '2020-01-01T00:00:00.000Z',
         updated: '2020-01-01T00:00:00.000Z',
       }
-      const at = Date.now() - 23 * HOUR
+      const at = clock.now() - 23 * HOUR
       await stage(key.account_id, k, body, {
         status: 'done',
         created_at: at,
@@ -414,7 +426,7 @@ describe('idempotency of POST creates', () => {
         created: '2020-01-01T00:00:00.000Z',
         updated: '2020-01-01T00:00:00.000Z',
       })
-      const at = Date.now() - HOUR
+      const at = clock.now() - HOUR
       await stage(key.account_id, k, body, {
         status: 'done',
         created_at: at,
@@ -436,7 +448,7 @@ describe('idempotency of POST creates', () => {
 
     it('treats a key older than 24 hours as new, for the same or another body', async () => {
       const { key, api } = await freshAccount(t)
-      const stale = Date.now() - IDEMPOTENCY_RETENTION_MS - HOUR
+      const stale = clock.now() - IDEMPOTENCY_RETENTION_MS - HOUR
       const staged = { object: 'operator', id: 'op_staged' }
 
       const k1 = uniq('key')
@@ -478,7 +490,7 @@ describe('idempotency of POST creates', () => {
 
     it('purgeExpiredIdempotencyKeys deletes keys past 24 hours and keeps the others', async () => {
       const { key } = await freshAccount(t)
-      const now = Date.now()
+      const now = clock.now()
       const staleKeys = [uniq('stale'), uniq('stale')]
       const freshKey = uniq('fresh')
       const stale = now - IDEMPOTENCY_RETENTION_MS - 1
@@ -506,6 +518,33 @@ describe('idempotency of POST creates', () => {
       for (const k of staleKeys) expect(await storedKey(key.account_id, k)).toEqual([])
       expect(await storedKey(key.account_id, freshKey)).toHaveLength(1)
       expect(await purgeExpiredIdempotencyKeys(t.db, now)).toBe(0)
+    })
+
+    it('the service purges a key by itself once it is past 24 hours, at its next purge', async () => {
+      const { key } = await freshAccount(t)
+      const k = uniq('key')
+      const storedAt = clock.now()
+      await stage(
+        key.account_id,
+        k,
+        { a: 1 },
+        { status: 'done', created_at: storedAt, locked_at: storedAt, response: [201, {}] },
+      )
+      // The purge waits its interval on the clock, runs, and schedules its next wait when it ends:
+      // parked again means the purge that a step set off has finished.
+      const parked = () =>
+        waitUntil(
+          () => clock.pending,
+          (n) => n > 0,
+        )
+      await parked()
+      clock.set(storedAt + IDEMPOTENCY_RETENTION_MS - 1)
+      await parked()
+      expect(await storedKey(key.account_id, k)).toHaveLength(1)
+      // Its next purge, an interval on (minutes: well within another day), is past the 24 hours.
+      clock.advance(IDEMPOTENCY_RETENTION_MS)
+      await parked()
+      expect(await storedKey(key.account_id, k)).toEqual([])
     })
   })
 })
