@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { KEY_CACHE_TTL_MS } from '../../../src/http/auth.js'
 import { type ApiClient, buildTestApp, type TestApp } from '../../helpers/app.js'
-import { type Device, expectError, ISO_MS, type Location, sleep, uniq } from '../../helpers/assertions.js'
+import { type Device, expectError, ISO_MS, type Location, uniq } from '../../helpers/assertions.js'
+import { useTestClock } from '../../helpers/clock.js'
 import { eventsOf, freshAccount, pairedDevice, pairFrom } from '../../helpers/fixtures.js'
 
 const CODE_SHAPE = /^[2-9A-HJ-NP-Z]{4}-[2-9A-HJ-NP-Z]{4}$/
@@ -22,6 +23,7 @@ interface Pairing {
 }
 
 describe('pairing devices and their keys', () => {
+  const clock = useTestClock()
   let t: TestApp
   beforeAll(async () => {
     t = await buildTestApp()
@@ -40,29 +42,25 @@ describe('pairing devices and their keys', () => {
     return res.body
   }
 
-  /** Polls until `api`'s request is refused with 401: a revoked key stops within the cache's TTL. */
-  async function refusedWithinCacheTtl(api: ApiClient) {
-    const started = Date.now()
-    for (;;) {
-      const res = await api.get('/v1/devices/current')
-      if (res.status === 401) return Date.now() - started
-      expect(res.status).toBe(200)
-      expect(Date.now() - started).toBeLessThan(KEY_CACHE_TTL_MS + 1000)
-      await sleep(250)
-    }
+  /**
+   * A revoked key is refused once the key cache's TTL has passed since its last lookup, which was
+   * at this instant (the clock stands still); until then the cached key may still be served.
+   */
+  async function refusedOnceCacheTtlPassed(api: ApiClient) {
+    expect([200, 401]).toContain((await api.get('/v1/devices/current')).status)
+    clock.advance(KEY_CACHE_TTL_MS + 1)
+    expectError(await api.get('/v1/devices/current'), 401, 'authentication_error')
   }
 
   it('makes a single-use code, valid 10 minutes, stored only as its hash', async () => {
     const { api, key } = await freshAccount(t)
     const gate = await device(api)
-    const before = Date.now()
     const code = await pairingCode(api, gate.id)
     expect(Object.keys(code).sort()).toEqual(['code', 'device_id', 'expires_at', 'livemode', 'object'])
     expect(code).toMatchObject({ object: 'device_pairing_code', device_id: gate.code, livemode: false })
     expect(code.code).toMatch(CODE_SHAPE)
     expect(code.expires_at).toMatch(ISO_MS)
-    expect(Date.parse(code.expires_at) - before).toBeGreaterThanOrEqual(10 * 60_000)
-    expect(Date.parse(code.expires_at) - Date.now()).toBeLessThanOrEqual(10 * 60_000)
+    expect(Date.parse(code.expires_at)).toBe(clock.now() + 10 * 60_000)
     const rows = await t.db
       .selectFrom('device_pairing_codes')
       .selectAll()
@@ -121,11 +119,7 @@ describe('pairing devices and their keys', () => {
     const { api } = await freshAccount(t)
     const gate = await device(api)
     const expired = await pairingCode(api, gate.id)
-    await t.db
-      .updateTable('device_pairing_codes')
-      .set({ expires_at: Date.now() - 1 })
-      .where('device_id', '=', gate.id)
-      .execute()
+    clock.advance(10 * 60_000)
     expectError(await pairFrom(t, expired.code), 422, 'validation_error', 'invalid_pairing_code')
     const first = await pairingCode(api, gate.id)
     const second = await pairingCode(api, gate.id)
@@ -141,7 +135,7 @@ describe('pairing devices and their keys', () => {
     const second = await pairFrom<Pairing>(t, code.code)
     expect(second.status).toBe(201)
     expect(second.body.key.secret).not.toBe(first.secret)
-    expect(await refusedWithinCacheTtl(first.api)).toBeLessThanOrEqual(KEY_CACHE_TTL_MS + 500)
+    await refusedOnceCacheTtlPassed(first.api)
     expect((await t.client(second.body.key.secret).get('/v1/devices/current')).status).toBe(200)
   })
 
@@ -166,7 +160,7 @@ describe('pairing devices and their keys', () => {
       require_pin: false,
       pin_key: { kty: 'RSA', alg: 'RSA-OAEP-256', use: 'enc', e: 'AQAB' },
     })
-    expect(Math.abs(Date.parse(String(res.body.server_time)) - Date.now())).toBeLessThan(5000)
+    expect(res.body.server_time).toBe(new Date(clock.now()).toISOString())
     expect(JSON.stringify(res.body.pin_key)).not.toMatch(/"(d|p|q|dp|dq|qi)"/)
 
     expectError(await gate.api.get('/v1/operators'), 403, 'insufficient_scope', 'missing_scope')
@@ -213,10 +207,9 @@ describe('pairing devices and their keys', () => {
           .executeTakeFirst()
       )?.last_seen_at
     expect(await seen()).toBeNull()
-    const before = Date.now()
     await gate.api.get('/v1/devices/current')
     const first = Number(await seen())
-    expect(first).toBeGreaterThanOrEqual(before)
+    expect(first).toBe(clock.now())
     await gate.api.get('/v1/devices/current')
     expect(Number(await seen())).toBe(first)
     // Another process (or a minute later): the stored time decides.
@@ -238,7 +231,7 @@ describe('pairing devices and their keys', () => {
     const res = await api.post<Device>(`/v1/devices/${gate.device.id}/unpair`)
     expect(res.status).toBe(200)
     expect(res.body).toMatchObject({ id: gate.device.id, paired: false })
-    expect(await refusedWithinCacheTtl(gate.api)).toBeLessThanOrEqual(KEY_CACHE_TTL_MS + 500)
+    await refusedOnceCacheTtlPassed(gate.api)
     const updates = (await eventsOf(t, key.account_id)).filter((e) => e.type === 'device.updated')
     expect(updates.map((e) => e.data.previous_attributes)).toEqual([
       expect.objectContaining({ paired: false }),
@@ -271,6 +264,7 @@ describe('pairing devices and their keys', () => {
 })
 
 describe('the pairing rate limit', () => {
+  const clock = useTestClock()
   let t: TestApp
   beforeAll(async () => {
     t = await buildTestApp()
@@ -284,10 +278,14 @@ describe('the pairing rate limit', () => {
     }
     const limited = await pairFrom(t, 'ABCD-EFGH', tablet)
     expectError(limited, 429, 'rate_limited', 'rate_limited')
-    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0)
-    // The count is a minute's: what is left of it, never more.
-    expect(Number(limited.headers['retry-after'])).toBeLessThanOrEqual(60)
+    // The count is a minute's: all of it is left while the clock stands still.
+    expect(limited.headers['retry-after']).toBe('60')
     // Another address is not limited by this one's attempts.
     expectError(await pairFrom(t, 'ABCD-EFGH', '192.0.2.8'), 422, 'validation_error', 'invalid_pairing_code')
+    // The minute over, and not before, the address may try again.
+    clock.advance(60_000 - 1)
+    expectError(await pairFrom(t, 'ABCD-EFGH', tablet), 429, 'rate_limited', 'rate_limited')
+    clock.advance(1)
+    expectError(await pairFrom(t, 'ABCD-EFGH', tablet), 422, 'validation_error', 'invalid_pairing_code')
   })
 })
