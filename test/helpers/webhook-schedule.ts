@@ -1,7 +1,10 @@
+import { expect } from 'vitest'
 import type { Db } from '../../src/db/types.js'
+import { LAST_RETRY_DELAY_MS, RETRY_AFTER_CAP_MS } from '../../src/modules/webhooks/policy.js'
 import { waitUntil } from './assertions.js'
 import { parked, type TestClock } from './clock.js'
 import { dialect } from './database.js'
+import type { WebhookReceiver } from './webhook-receiver.js'
 
 /**
  * The waits an app with WORKER=inline keeps on the clock while its loops are all parked: the webhook
@@ -10,6 +13,9 @@ import { dialect } from './database.js'
  * the 1,000 rows that end them).
  */
 export const INLINE_APP_WAITS = dialect === 'postgres' ? 6 : 5
+
+/** Longer than any wait the schedule has (its last gap, or the Retry-After cap, plus jitter). */
+export const PAST_THE_SCHEDULE_MS = 2 * Math.max(LAST_RETRY_DELAY_MS, RETRY_AFTER_CAP_MS)
 
 /** The worker's poll when nothing wakes it (its default `pollMs`, src/modules/webhooks/worker.ts). */
 export const WORKER_POLL_MS = 100
@@ -65,4 +71,33 @@ export async function stepToNextAttempt(
   if (next > clock.now()) clock.set(next)
   else clock.advance(WORKER_POLL_MS)
   return clock.now()
+}
+
+/** The endpoints' deliveries an attempt holds (claimed, not yet recorded). */
+export function heldDeliveries(db: Db, endpointIds: string[]) {
+  return db
+    .selectFrom('webhook_deliveries')
+    .select('id')
+    .where('endpoint_id', 'in', endpointIds)
+    .where('locked_until', 'is not', null)
+    .execute()
+}
+
+/**
+ * Once the whole schedule's time has passed, the endpoint has had `count` requests at `path`: the
+ * clock is stepped past the longest wait the schedule has and the app has parked again, so the
+ * sender's poll at that time is over; a delivery it had claimed would be held or pending still.
+ */
+export async function expectNoMoreAttempts(
+  { clock, db, receiver }: { clock: TestClock; db: Db; receiver: WebhookReceiver },
+  endpointId: string,
+  path: string,
+  count: number,
+): Promise<void> {
+  await parked(clock, INLINE_APP_WAITS)
+  clock.advance(PAST_THE_SCHEDULE_MS)
+  await parked(clock, INLINE_APP_WAITS)
+  expect(receiver.requestsTo(path)).toHaveLength(count)
+  expect(await heldDeliveries(db, [endpointId])).toEqual([])
+  expect((await pendingDeliveries(db, [endpointId])).length).toBe(0)
 }

@@ -25,14 +25,13 @@ import {
   WebhookReceiver,
 } from '../../helpers/webhook-receiver.js'
 import {
+  expectNoMoreAttempts,
+  heldDeliveries,
   INLINE_APP_WAITS,
   nextAttemptAt,
   stepToNextAttempt,
   WORKER_POLL_MS,
 } from '../../helpers/webhook-schedule.js'
-
-/** Longer than any wait the schedule has (its last gap, or the Retry-After cap, plus jitter). */
-const PAST_THE_SCHEDULE_MS = 2 * Math.max(LAST_RETRY_DELAY_MS, RETRY_AFTER_CAP_MS)
 
 const envelopeOf = (request: ReceivedRequest) => JSON.parse(request.body) as Envelope
 const header = (request: ReceivedRequest, name: string) => {
@@ -160,41 +159,11 @@ describe('webhook delivery to a real receiver (inline worker)', () => {
     clock.set(due - WORKER_POLL_MS)
     await parked(clock, INLINE_APP_WAITS)
     expect(receiver.requests).toHaveLength(seen)
-    expect(await heldDeliveries(endpointIds)).toEqual([])
+    expect(await heldDeliveries(t.db, endpointIds)).toEqual([])
     clock.set(due)
     const request = (await receiver.waitForRequests(path, before + 1))[before] as ReceivedRequest
     expect(request.receivedAt).toBe(due)
     return request
-  }
-
-  /** The endpoints' deliveries an attempt holds (claimed, not yet recorded). */
-  function heldDeliveries(endpointIds: string[]) {
-    return t.db
-      .selectFrom('webhook_deliveries')
-      .select('id')
-      .where('endpoint_id', 'in', endpointIds)
-      .where('locked_until', 'is not', null)
-      .execute()
-  }
-
-  /**
-   * Once the whole schedule's time has passed, the endpoint has had `count` requests: the clock is
-   * stepped past the longest wait the schedule has and the app has parked again, so the sender's
-   * poll at that time is over; a delivery it had claimed would be held or pending still.
-   */
-  async function expectNoMoreAttempts(endpointId: string, path: string, count: number) {
-    await parked(clock, INLINE_APP_WAITS)
-    clock.advance(PAST_THE_SCHEDULE_MS)
-    await parked(clock, INLINE_APP_WAITS)
-    expect(receiver.requestsTo(path)).toHaveLength(count)
-    expect(await heldDeliveries([endpointId])).toEqual([])
-    const pending = await t.db
-      .selectFrom('webhook_deliveries')
-      .select('id')
-      .where('endpoint_id', '=', endpointId)
-      .where('status', '=', 'pending')
-      .execute()
-    expect(pending).toEqual([])
   }
 
   /** The request on `path` carrying the event about `objectId`. */
@@ -364,7 +333,7 @@ describe('webhook delivery to a real receiver (inline worker)', () => {
     expect(delivery.attempts[0]?.error).toEqual(expect.any(String))
     expect(delivery.attempts[0]?.response_excerpt).toBe('boom')
     expect(delivery.attempts[2]?.error).toBeNull()
-    await expectNoMoreAttempts(endpoint.id, path, 3)
+    await expectNoMoreAttempts({ clock, db: t.db, receiver }, endpoint.id, path, 3)
   })
 
   it('a 410 stops the delivery after one request', async () => {
@@ -376,7 +345,7 @@ describe('webhook delivery to a real receiver (inline worker)', () => {
     expect(delivery.status).toBe('failed')
     expect(delivery.next_attempt_at).toBeNull()
     expect(delivery.attempts.map((a) => a.status_code)).toEqual([410])
-    await expectNoMoreAttempts(endpoint.id, path, 1)
+    await expectNoMoreAttempts({ clock, db: t.db, receiver }, endpoint.id, path, 1)
     expect((await endpointRow(endpoint.id)).consecutive_failures).toBe(1)
   })
 
@@ -408,7 +377,7 @@ describe('webhook delivery to a real receiver (inline worker)', () => {
     }
     expect(gaps[4]).toBeGreaterThanOrEqual(LAST_RETRY_DELAY_MS * (1 - RETRY_JITTER))
 
-    await expectNoMoreAttempts(endpoint.id, path, MAX_SCHEDULED_ATTEMPTS)
+    await expectNoMoreAttempts({ clock, db: t.db, receiver }, endpoint.id, path, MAX_SCHEDULED_ATTEMPTS)
     expect((await endpointRow(endpoint.id)).consecutive_failures).toBe(1)
     expect((await getEndpoint(api, endpoint.id)).status).toBe('enabled')
   })
@@ -700,7 +669,7 @@ describe('webhook delivery to a real receiver (inline worker)', () => {
     expect((await endpointRow(endpoint.id)).consecutive_failures).toBe(1)
     expect((await getEndpoint(api, endpoint.id)).status).toBe('enabled')
     // A failed resend is one attempt, not retried on the schedule.
-    await expectNoMoreAttempts(endpoint.id, path, 3)
+    await expectNoMoreAttempts({ clock, db: t.db, receiver }, endpoint.id, path, 3)
     const requests = receiver.requestsTo(path)
     expect(requests.map((r) => header(r, 'x-service-id'))).toEqual([id, id, id])
     expect(new Set(requests.map((r) => r.body)).size).toBe(1)

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../../helpers/app.js'
-import type { WebhookDelivery as Delivery } from '../../helpers/assertions.js'
+import { type WebhookDelivery as Delivery, waitUntil } from '../../helpers/assertions.js'
+import { useTestClock } from '../../helpers/clock.js'
 import { WebhookReceiver } from '../../helpers/webhook-receiver.js'
+import { expectNoMoreAttempts } from '../../helpers/webhook-schedule.js'
 
 /**
  * An endpoint disabled by hand while an attempt to it is in flight: the attempt is still logged, but
@@ -9,6 +11,7 @@ import { WebhookReceiver } from '../../helpers/webhook-receiver.js'
  * given back, so a recover sends the delivery at once.
  */
 describe('an attempt that finishes after its endpoint was disabled', () => {
+  const clock = useTestClock()
   let t: TestApp
   let receiver: WebhookReceiver
 
@@ -17,7 +20,6 @@ describe('an attempt that finishes after its endpoint was disabled', () => {
     t = await buildTestApp({
       worker: 'inline',
       webhookAllowPrivateUrls: true,
-      webhookBackoffScale: 0.0005,
       webhookDisableThreshold: 1,
     })
   })
@@ -30,10 +32,13 @@ describe('an attempt that finishes after its endpoint was disabled', () => {
     ['a retryable failure (500)', 500],
     ['a final failure (410)', 410],
   ])('%s leaves the delivery stopped and the endpoint as the user left it', async (_name, status) => {
+    const since = new Date(clock.now()).toISOString()
     const key = await t.key({ account: `inflight-${status}` })
     const api = t.client(key.secret)
     const path = receiver.freshPath()
-    receiver.respond(path, { status, delayMs: 1000 })
+    // Answered once the endpoint has been disabled: the attempt is in flight meanwhile.
+    let answer = () => {}
+    receiver.respond(path, { status, heldUntil: new Promise<void>((resolve) => (answer = resolve)) })
     const endpoint = await api.post<{ id: string }>('/v1/webhook-endpoints', {
       url: receiver.url(path),
       enabled_events: ['operator.created'],
@@ -44,15 +49,12 @@ describe('an attempt that finishes after its endpoint was disabled', () => {
     await receiver.waitForRequests(path, 1)
     const disabled = await api.patch(`/v1/webhook-endpoints/${endpoint.body.id}`, { status: 'disabled' })
     expect(disabled.body).toMatchObject({ status: 'disabled', disabled_reason: 'manual' })
+    answer()
 
     const list = async () =>
       (await api.get<{ data: Delivery[] }>(`/v1/webhook-deliveries?endpoint_id=${endpoint.body.id}`)).body
         .data
-    const deadline = Date.now() + 10_000
-    while ((await list())[0]?.attempts.length !== 1 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
-    const [delivery] = await list()
+    const [delivery] = await waitUntil(list, ([first]) => first?.attempts.length === 1)
     expect(delivery?.attempts.map((a) => a.status_code)).toEqual([status])
     expect(delivery).toMatchObject({ status: 'failed', next_attempt_at: null })
 
@@ -64,9 +66,8 @@ describe('an attempt that finishes after its endpoint was disabled', () => {
       .where('id', '=', endpoint.body.id)
       .executeTakeFirstOrThrow()
     expect(row.consecutive_failures).toBe(0)
-    // Nothing more is sent to the disabled endpoint.
-    await new Promise((resolve) => setTimeout(resolve, 300))
-    expect(receiver.requestsTo(path)).toHaveLength(1)
+    // Nothing more is sent to the disabled endpoint, whatever the time.
+    await expectNoMoreAttempts({ clock, db: t.db, receiver }, endpoint.body.id, path, 1)
 
     // The attempt's record gave its lease back: re-enabled and recovered, the delivery is sent at
     // once, not when the lease (2 × timeout + 30 s) runs out.
@@ -79,7 +80,7 @@ describe('an attempt that finishes after its endpoint was disabled', () => {
     receiver.respond(path, { status: 200 })
     await api.patch(`/v1/webhook-endpoints/${endpoint.body.id}`, { status: 'enabled' })
     const recovered = await api.post(`/v1/webhook-endpoints/${endpoint.body.id}/recover`, {
-      since: new Date(Date.now() - 60_000).toISOString(),
+      since,
     })
     expect(recovered.body).toMatchObject({ recovered: 1, created: 0 })
     await receiver.waitForRequests(path, 2, 10_000)
