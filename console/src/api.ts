@@ -57,6 +57,17 @@ export function asProblem(error: unknown): Problem {
   return new ConsoleProblem('client_error', String(error))
 }
 
+/**
+ * The API's refusal of a form's field (its envelope's `param` names it, or an item of it:
+ * `enabled_events[1]`), shown under the field; undefined for any other refusal.
+ */
+export function refusalOf(error: unknown, param: string): string | undefined {
+  if (!(error instanceof AttendanceApiError) || error.param === undefined) return undefined
+  const named =
+    error.param === param || error.param.startsWith(`${param}[`) || error.param.startsWith(`${param}.`)
+  return named ? error.message : undefined
+}
+
 /** The API's largest page (`limit`). */
 const MAX_PAGE = 200
 

@@ -17,6 +17,43 @@ export function localTime(iso: string, timeZone = 'UTC'): string {
   return localTimeFormat(timeZone).format(new Date(iso))
 }
 
+const clockTimeFormat = formatterPerZone('en-GB', {
+  hour: '2-digit',
+  minute: '2-digit',
+  timeZoneName: 'short',
+})
+
+/** The time of day of an instant in `timeZone`, with the zone named: "04:16 CET". */
+export function clockTime(iso: string, timeZone: string): string {
+  return clockTimeFormat(timeZone).format(new Date(iso))
+}
+
+/**
+ * The browser's own zone: where an instant that belongs to no location (a delivery's, a pay
+ * period's close) is shown, its zone named all the same.
+ */
+export const BROWSER_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone
+
+const calendarDateFormat = new Intl.DateTimeFormat('en-GB', {
+  weekday: 'short',
+  day: 'numeric',
+  month: 'short',
+  year: 'numeric',
+  timeZone: 'UTC',
+})
+
+/**
+ * A calendar date (`2026-10-20`, a work date: a day, in no zone) as words: "Tue 20 Oct 2026", its
+ * parts joined by spaces whatever punctuation the browser's date data puts between them.
+ */
+export function calendarDate(date: string): string {
+  return calendarDateFormat
+    .formatToParts(new Date(`${date}T00:00:00Z`))
+    .filter((part) => part.type !== 'literal')
+    .map((part) => part.value)
+    .join(' ')
+}
+
 export function hours(value: number | null): string {
   return value === null ? '—' : `${value.toFixed(2)} h`
 }

@@ -229,7 +229,8 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the console in a browser, on 
 
   it('shows a session, its review and its history with location names and key labels', async () => {
     await page.getByRole('link', { name: '20 Oct 2026, 10:00 CEST' }).click()
-    await page.getByRole('heading', { name: `Session ${sessionId}` }).waitFor()
+    // Titled by whose session it is and its work date, not its id.
+    await page.getByRole('heading', { name: 'Ada Lovelace (W-001), Tue 20 Oct 2026', level: 1 }).waitFor()
     expect(new URL(page.url()).pathname).toBe(`/console/sessions/${sessionId}`)
     await page.getByText('Head office (Europe/Paris)').waitFor()
     expect(await page.getByText('awaiting review', { exact: true }).first().isVisible()).toBe(true)

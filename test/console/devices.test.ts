@@ -171,14 +171,21 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the devices page, on a $name'
       "document.querySelector('.pairing-code').getBoundingClientRect().left + document.querySelector('.pairing-code').scrollWidth",
     )
     expect(right).toBeLessThanOrEqual(screen.viewport.width)
-    // Its expiry as the time of day the API gives (the browser's zone is UTC here) and a countdown
-    // (from the page's clock, read each second: a fresh code may read a second or two over 10:00).
+    // Its expiry as the time of day the API gives, in the device's location's zone, named (the
+    // browser's is UTC here; the tablet at the gate shows Paris time), and a countdown (from the
+    // page's clock, read each second: a fresh code may read a second or two over 10:00).
     const expiresAt = await panel.locator('time').getAttribute('datetime')
     const ttl = Date.parse(expiresAt ?? '') - Date.now()
     expect(ttl).toBeGreaterThan(8 * 60_000)
     expect(ttl).toBeLessThanOrEqual(10 * 60_000)
+    const inParis = new Intl.DateTimeFormat('en-GB', {
+      hour: '2-digit',
+      minute: '2-digit',
+      timeZoneName: 'short',
+      timeZone: 'Europe/Paris',
+    }).format(new Date(expiresAt ?? ''))
     const text = await panel.innerText()
-    expect(text).toMatch(new RegExp(`Expires at ${expiresAt?.slice(11, 16)} \\(in (10:0[0-2]|9:[0-5]\\d)\\)`))
+    expect(text).toMatch(new RegExp(`Expires at ${inParis} \\(in (10:0[0-2]|9:[0-5]\\d)\\)`))
     expect(text).toContain(`open ${base}/kiosk and enter this code`)
     expect(await accessibilityViolations(page), 'pairing code').toEqual([])
     expect(await horizontalOverflow(page), 'pairing code scrolls sideways').toBeLessThanOrEqual(0)
@@ -265,7 +272,8 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the devices page, on a $name'
     expect(second).toMatch(PAIRING_CODE)
     // The page's clock is read again each second.
     await expect.poll(() => panel.getByRole('status').innerText()).toBe('')
-    expect(await panel.innerText()).toMatch(/Expires at \d{2}:\d{2} \(in (10:0[0-2]|9:[0-5]\d)\)/)
+    // GATE-S stands at no location: its expiry is in UTC, named.
+    expect(await panel.innerText()).toMatch(/Expires at \d{2}:\d{2} UTC \(in (10:0[0-2]|9:[0-5]\d)\)/)
     const voided = await pairFrom(t, first)
     expect(voided.status).toBe(422)
     expect(errorOf(voided).code).toBe('invalid_pairing_code')

@@ -1,6 +1,8 @@
 import type { ComponentChildren } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
+import type { components } from '../../../packages/client/src/generated/schema.js'
 import { useSignedIn } from '../context.js'
+import { useLoad } from '../hooks.js'
 import { Link } from '../router.js'
 
 export interface NavItem {
@@ -22,6 +24,23 @@ function ModeBanner() {
   return (
     <p class="mode-banner mode-test" role="status">
       Test mode: you are viewing test data (signed in with an sk_test_ key).
+    </p>
+  )
+}
+
+type Account = components['schemas']['Account']
+
+/**
+ * Whose data every page shows: the key's account by name, and its mode. A key made for another
+ * account than the one `npm start` filled (`default`) opens an empty console, which says so here.
+ */
+function AccountName() {
+  const { api, mode } = useSignedIn()
+  const account = useLoad(() => api.request<Account>('GET', '/v1/account'), [api])
+  const name = account.value?.name ?? (account.error ? 'unknown' : '…')
+  return (
+    <p class="account">
+      Account <strong class="account-name">{name}</strong> · {mode} mode
     </p>
   )
 }
@@ -49,6 +68,7 @@ export function Layout({
       <ModeBanner />
       <header class="top-bar">
         <span class="brand">Attendance console</span>
+        <AccountName />
         <button
           type="button"
           class="secondary menu-toggle"

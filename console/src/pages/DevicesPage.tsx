@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks'
 import type { Device, DevicePairingCode } from '../../../packages/client/src/client.js'
-import { AttendanceApiError } from '../../../packages/client/src/client.js'
+import { refusalOf } from '../api.js'
 import { Badge } from '../components/Badge.js'
 import { Confirm } from '../components/Confirm.js'
 import { ErrorNotice } from '../components/ErrorNotice.js'
@@ -9,15 +9,12 @@ import { LocationSelect } from '../components/LocationSelect.js'
 import { PagedTable } from '../components/PagedTable.js'
 import { PageTitle } from '../components/PageTitle.js'
 import { useSignedIn } from '../context.js'
-import { count, localTime } from '../format.js'
+import { clockTime, count, localTime } from '../format.js'
 import { useAction, usePagedList, useReturnFocus } from '../hooks.js'
 import { LocationName, useLocation } from '../locations.js'
 
 /** How often an open pairing code asks whether its tablet has paired yet. */
 const PAIRED_POLL_MS = 3000
-
-/** The time of day in the browser's zone, as the manager's own clock shows it: "14:32". */
-const clockTime = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit' })
 
 /** What is left of a countdown, as a kitchen timer shows it: "9:05". */
 function minutesAndSeconds(ms: number): string {
@@ -90,6 +87,9 @@ function PairingCodePanel({
   const { api } = useSignedIn()
   const now = useNow(1000)
   const panel = useRef<HTMLElement>(null)
+  // The tablet's clock shows its location's time: the expiry is said in that zone, named, as the
+  // last sighting is (UTC, named too, for a device at no location).
+  const { timeZone } = useLocation(device.location_id)
   const { code, wasPaired } = issued
   const expiresAt = Date.parse(code.expires_at)
   const paired = !wasPaired && device.paired
@@ -120,7 +120,7 @@ function PairingCodePanel({
           {/* The countdown is no live region: a screen reader would read it out every second. */}
           {!expired && (
             <p>
-              Expires at <time dateTime={code.expires_at}>{clockTime.format(expiresAt)}</time>{' '}
+              Expires at <time dateTime={code.expires_at}>{clockTime(code.expires_at, timeZone)}</time>{' '}
               <span class="muted">(in {minutesAndSeconds(expiresAt - now)})</span>; it pairs one tablet, once.
             </p>
           )}
@@ -296,11 +296,6 @@ function DeviceRows({
       )}
     </>
   )
-}
-
-/** The API's refusal of a field of the form, shown under it; undefined for any other refusal. */
-function refusalOf(error: unknown, param: string): string | undefined {
-  return error instanceof AttendanceApiError && error.param === param ? error.message : undefined
 }
 
 const FORM_PARAMS = ['code', 'name', 'location_id']

@@ -9,6 +9,7 @@ import { PagedTable } from '../components/PagedTable.js'
 import { PageTitle } from '../components/PageTitle.js'
 import { useSignedIn } from '../context.js'
 import { dayAfter } from '../dates.js'
+import { BROWSER_ZONE, count, hours, localTime } from '../format.js'
 import { useAction, usePagedList, useReturnFocus } from '../hooks.js'
 import { Link } from '../router.js'
 
@@ -47,6 +48,27 @@ function CloseRefusal({ period, error }: { period: PayPeriod; error: Problem | u
 }
 
 /**
+ * What the close stored of a closed period's timesheet: the paid hours and their split, the breaks
+ * the pay rules deducted, and how many operators worked; an open period has no totals yet.
+ */
+function PeriodTotals({ period }: { period: PayPeriod }) {
+  const totals = period.totals
+  if (!totals) return <span class="muted">when closed</span>
+  return (
+    <ul class="period-totals">
+      <li>
+        <strong>{hours(totals.hours)} paid</strong>, {count(totals.operators, 'operator')}
+      </li>
+      <li>
+        regular {hours(totals.regular_hours)}, overtime {hours(totals.overtime_hours)}, double time{' '}
+        {hours(totals.double_time_hours)}
+      </li>
+      <li>auto break {hours(totals.auto_break_hours)}</li>
+    </ul>
+  )
+}
+
+/**
  * A period's row, and under it, on request, the question before closing it and the API's refusal.
  * Reopening asks nothing: it changes no session, and the period can be closed again.
  */
@@ -72,6 +94,16 @@ function PeriodRows({ period, onChanged }: { period: PayPeriod; onChanged: (p: P
         <td>{range}</td>
         <td>
           {period.status === 'open' ? <Badge tone="neutral">open</Badge> : <Badge tone="good">closed</Badge>}
+          {period.status === 'closed' && period.closed_at && (
+            <div class="muted">
+              <time class="time" dateTime={period.closed_at}>
+                {localTime(period.closed_at, BROWSER_ZONE)}
+              </time>
+            </div>
+          )}
+        </td>
+        <td>
+          <PeriodTotals period={period} />
         </td>
         <td>
           <div class="actions">
@@ -109,7 +141,7 @@ function PeriodRows({ period, onChanged }: { period: PayPeriod; onChanged: (p: P
       </tr>
       {(confirming || action.error) && (
         <tr class="row-detail">
-          <td colSpan={3}>
+          <td colSpan={4}>
             {confirming ? (
               <Confirm
                 question={`Close the pay period ${range}?`}
@@ -190,6 +222,7 @@ export function PayPeriodsPage() {
           <>
             <th scope="col">Work dates</th>
             <th scope="col">Status</th>
+            <th scope="col">Totals</th>
             <th scope="col">Actions</th>
           </>
         }

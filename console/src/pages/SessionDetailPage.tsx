@@ -5,7 +5,8 @@ import { Badge } from '../components/Badge.js'
 import { ErrorNotice } from '../components/ErrorNotice.js'
 import { PageTitle } from '../components/PageTitle.js'
 import { useSignedIn } from '../context.js'
-import { checkOutText, flagReason, hours, localTime } from '../format.js'
+import { useKnown } from '../directory.js'
+import { calendarDate, checkOutText, flagReason, hours, localTime } from '../format.js'
 import { type PagedList, useLoad, usePagedList } from '../hooks.js'
 import { useLocation } from '../locations.js'
 import { OperatorName } from '../operators.js'
@@ -126,6 +127,19 @@ function ReviewSection({ session, onReviewed }: { session: Session; onReviewed: 
 }
 
 /**
+ * What a session's page is titled: whose session, on which work date ("Ada Lovelace (W-001), Tue 20
+ * Oct 2026"); the ident alone until the name is read, and the id while the session is not (or no
+ * longer) there.
+ */
+function useSessionTitle(id: string, session: Session | undefined): string {
+  const { operators } = useSignedIn()
+  const name = useKnown(operators, session?.operator_id ?? null).value?.name
+  if (!session) return `Session ${id}`
+  const who = name ? `${name} (${session.operator_ident})` : session.operator_ident
+  return `${who}, ${calendarDate(session.work_date)}`
+}
+
+/**
  * All of a session's fields, its review, the check-out and break a manager may set, its check-in,
  * breaks and check-out in order, and its edit history; the history stays readable after a delete.
  */
@@ -149,10 +163,11 @@ export function SessionDetailPage({ id }: { id: string }) {
     setChanges((n) => n + 1)
   }
   const current = session.value
+  const title = useSessionTitle(id, current)
 
   return (
     <>
-      <PageTitle>{`Session ${id}`}</PageTitle>
+      <PageTitle>{title}</PageTitle>
       {deleted ? (
         <p class="notice">This session was deleted; its history is kept.</p>
       ) : (

@@ -48,13 +48,9 @@ export function ReviewRow({
         </div>
         <div class="muted">{location?.name ?? session.location_id ?? 'no location'}</div>
       </td>
-      <td class="number" data-label="Hours">
-        {hours(session.total_hours)}
-      </td>
-      <td data-label="Flag">{flagReason(session.flag_reason)}</td>
-      <td class="notes" data-label="Notes">
-        {session.notes ?? '—'}
-      </td>
+      <td class="number">{hours(session.total_hours)}</td>
+      <td>{flagReason(session.flag_reason)}</td>
+      <td class="notes">{session.notes ?? '—'}</td>
       <td>
         <ReviewControls
           session={session}

@@ -130,14 +130,17 @@ export function TimesheetTable({ query }: { query: TimesheetQuery }) {
               {row.sessions}
               {row.open_sessions > 0 && ` (${row.open_sessions} open)`}
             </td>
+            {/* Empty without flags: a phone's card then leaves the line out (styles.css). */}
             <td>
-              <span class="flags">
-                {row.flags.map((flag) => (
-                  <Badge key={flag} tone={FLAGS[flag].tone}>
-                    {FLAGS[flag].words}
-                  </Badge>
-                ))}
-              </span>
+              {row.flags.length > 0 && (
+                <span class="flags">
+                  {row.flags.map((flag) => (
+                    <Badge key={flag} tone={FLAGS[flag].tone}>
+                      {FLAGS[flag].words}
+                    </Badge>
+                  ))}
+                </span>
+              )}
             </td>
           </tr>
         ))}

@@ -4,7 +4,7 @@ import { Badge, type Tone } from '../components/Badge.js'
 import { ErrorNotice } from '../components/ErrorNotice.js'
 import { Table } from '../components/Table.js'
 import { useSignedIn } from '../context.js'
-import { count, localTime } from '../format.js'
+import { BROWSER_ZONE, count, localTime } from '../format.js'
 import { useAction, useLoad } from '../hooks.js'
 
 type DeliveryStatus = WebhookDelivery['status']
@@ -13,8 +13,6 @@ type Attempt = WebhookDelivery['attempts'][number]
 const TONES: Record<DeliveryStatus, Tone> = { pending: 'warn', succeeded: 'good', failed: 'bad' }
 
 /** Times of the delivery log are the browser's: deliveries belong to no location. */
-export const BROWSER_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone
-
 const when = (iso: string) => localTime(iso, BROWSER_ZONE)
 
 function AttemptsTable({ attempts }: { attempts: Attempt[] }) {
