@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../../helpers/app.js'
-import { expectError, type List, sleep, uniq, type WebhookDelivery } from '../../helpers/assertions.js'
+import { expectError, type List, uniq, type WebhookDelivery } from '../../helpers/assertions.js'
+import { useTestClock } from '../../helpers/clock.js'
 import { freshAccount } from '../../helpers/fixtures.js'
 import { deliveriesWhen, endpointOn } from '../../helpers/webhook-endpoints.js'
 import { WebhookReceiver } from '../../helpers/webhook-receiver.js'
 
 describe('GET /v1/webhook-deliveries by creation time', () => {
+  const clock = useTestClock()
   let t: TestApp
   let receiver: WebhookReceiver
 
@@ -33,9 +35,11 @@ describe('GET /v1/webhook-deliveries by creation time', () => {
       )
     }
     const [first] = await createOne(1)
-    await sleep(20)
+    // The second delivery is created a step of the service's clock later.
+    clock.advance(20)
     const [second] = await createOne(2)
     if (!first || !second) throw new Error('missing deliveries')
+    expect(Date.parse(second.created) - Date.parse(first.created)).toBe(20)
 
     const list = async (query: string) => {
       const res = await api.get<List<WebhookDelivery>>(
@@ -49,7 +53,7 @@ describe('GET /v1/webhook-deliveries by creation time', () => {
     expect(await list(`created_from=${first.created}&created_to=${second.created}`)).toEqual([first.id])
     expect(await list(`created_from=${first.created}&status=succeeded`)).toEqual([second.id, first.id])
     expect(
-      await list(`created_from=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`),
+      await list(`created_from=${encodeURIComponent(new Date(clock.now() + 60_000).toISOString())}`),
     ).toEqual([])
   })
 
