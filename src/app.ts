@@ -23,7 +23,6 @@ import { DeviceSightings } from './modules/devices/service.js'
 import { EventRetention, retentionWindowMs } from './modules/events/retention.js'
 import { eventRoutes } from './modules/events/routes.js'
 import { accountRoutes } from './modules/keys/routes.js'
-import { accountRoutes } from './modules/keys/routes.js'
 import { locationRoutes } from './modules/locations/routes.js'
 import { operatorRoutes } from './modules/operators/routes.js'
 import { payPeriodRoutes } from './modules/pay-periods/routes.js'
@@ -138,7 +137,6 @@ export async function buildApp({ config, db, redis, logStream }: AppDependencies
   await app.register(payRuleRoutes)
   await app.register(timesheetRoutes)
   await app.register(eventRoutes)
-  await app.register(accountRoutes)
   await app.register(accountRoutes)
   await app.register(consoleRoutes)
 
