@@ -250,7 +250,11 @@ describe.runIf(chromiumAvailable()).each(SCREENS)(
       await row('W-003', '2026-10-20')
         .getByRole('link', { name: 'Set the check-out to approve W-003 on 2026-10-20' })
         .click()
-      await page.getByRole('heading', { name: `Session ${sessions.forgotten}` }).waitFor()
+      // Titled by whose session it is and its work date; its address names it by id.
+      await page
+        .getByRole('heading', { name: 'Katherine Johnson (W-003), Tue 20 Oct 2026', level: 1 })
+        .waitFor()
+      expect(new URL(page.url()).pathname).toBe(`/console/sessions/${sessions.forgotten}`)
       const status = page.locator('.status-line')
       expect(await status.innerText()).toBe(
         'awaiting review flagged: forgotten check-out (closed after 16 hours)',
