@@ -8,10 +8,12 @@ import {
 import { dispatchEvents } from '../../../src/modules/webhooks/outbox-relay.js'
 import { WebhookWorker } from '../../../src/modules/webhooks/worker.js'
 import { buildTestApp, type TestApp } from '../../helpers/app.js'
-import { sleep, uniq } from '../../helpers/assertions.js'
+import { uniq, waitUntil } from '../../helpers/assertions.js'
+import { parked, useTestClock } from '../../helpers/clock.js'
 import { freshAccount } from '../../helpers/fixtures.js'
 import { endpointOn } from '../../helpers/webhook-endpoints.js'
 import { WebhookReceiver } from '../../helpers/webhook-receiver.js'
+import { heldDeliveries, INLINE_APP_WAITS, waitWhileTimePasses } from '../../helpers/webhook-schedule.js'
 
 /** Windows over a worker's holdings that the test sets by hand. */
 function windowsHolding(held: Record<string, number>, maxPerEndpoint = DEFAULT_MAX_PER_ENDPOINT) {
@@ -130,6 +132,8 @@ describe('a failing receiver never delays a healthy one', () => {
 })
 
 describe('a receiver that hangs (inline worker)', () => {
+  // Standing still: the worker's loops park on it, which tells when they have done what they can.
+  const clock = useTestClock()
   // A receiver that has never answered has the initial window: it holds that many attempts open.
   it(`holds at most ${INITIAL_ENDPOINT_WINDOW} attempts open and never delays another endpoint`, async () => {
     const receiver = await WebhookReceiver.start()
@@ -148,27 +152,47 @@ describe('a receiver that hangs (inline worker)', () => {
       const hanging = receiver.freshPath('hanging')
       receiver.respond(hanging, { heldUntil: released })
       const healthy = receiver.freshPath('healthy')
+      const endpointIds: string[] = []
       for (const path of [hanging, healthy]) {
-        const created = await api.post('/v1/webhook-endpoints', {
+        const created = await api.post<{ id: string }>('/v1/webhook-endpoints', {
           url: receiver.url(path),
           enabled_events: ['operator.created'],
         })
         expect(created.status).toBe(201)
+        endpointIds.push(created.body.id)
       }
+      const hangingId = endpointIds[0] as string
       const EVENTS = DEFAULT_MAX_PER_ENDPOINT * 2 + 8
       for (let i = 0; i < EVENTS; i++) {
         expect((await api.post('/v1/operators', { ident: uniq('hang') })).status).toBe(201)
       }
 
       // The healthy endpoint gets every event while the hanging one has not answered once.
-      await receiver.waitForRequests(healthy, EVENTS, 15_000)
+      await waitWhileTimePasses(
+        clock,
+        () => receiver.requestsTo(healthy).length,
+        (n) => n >= EVENTS,
+      )
       await receiver.waitForRequests(hanging, INITIAL_ENDPOINT_WINDOW)
-      await sleep(300)
+      // Every loop parked, every claim it made committed: an attempt beyond the window would hold
+      // its delivery now, whether or not its request has arrived yet.
+      await parked(clock, INLINE_APP_WAITS)
+      expect(await heldDeliveries(t.db, [hangingId])).toHaveLength(INITIAL_ENDPOINT_WINDOW)
       expect(receiver.requestsTo(hanging)).toHaveLength(INITIAL_ENDPOINT_WINDOW)
 
       release()
-      await receiver.waitForRequests(hanging, EVENTS, 15_000)
-      await sleep(100)
+      await waitWhileTimePasses(
+        clock,
+        () => receiver.requestsTo(hanging).length,
+        (n) => n >= EVENTS,
+      )
+      // Every attempt recorded (so every request it made has been answered, and counted) and the
+      // loops parked: a delivery sent twice would show here.
+      await waitUntil(
+        () => heldDeliveries(t.db, [hangingId]),
+        (held) => held.length === 0,
+      )
+      await parked(clock, INLINE_APP_WAITS)
       const ids = receiver.requestsTo(hanging).map((r) => r.headers['x-service-id'])
       expect(ids).toHaveLength(EVENTS)
       expect(new Set(ids).size).toBe(EVENTS)
