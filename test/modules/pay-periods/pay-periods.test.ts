@@ -1,4 +1,6 @@
+import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Trx } from '../../../src/db/types.js'
 import { addDays, calendarDate } from '../../../src/lib/dates.js'
 import { newId } from '../../../src/lib/ids.js'
 import { lockPayPeriods } from '../../../src/modules/pay-periods/repository.js'
@@ -9,8 +11,9 @@ import {
   type List,
   type PayPeriod,
   type Session,
-  sleep,
+  waitUntil,
 } from '../../helpers/assertions.js'
+import { useTestClock } from '../../helpers/clock.js'
 import { dialect } from '../../helpers/database.js'
 import { eventsOf } from '../../helpers/fixtures.js'
 import { created, ok, world } from '../../helpers/world.js'
@@ -305,10 +308,13 @@ describe('pay periods over HTTP', () => {
     })
 
     describe('not before the period is over (period_not_over)', () => {
+      // The service's clock stands still: "today" is the same day for the test and for every
+      // request it makes, whenever the day turns outside.
+      const clock = useTestClock()
+
       it('refuses a period ending today, before counting its sessions, with the instant it can close; a period that ended closes', async () => {
         const w = await world(t)
-        await clearOfTheHour()
-        const today = calendarDate(Date.now(), 'UTC')
+        const today = calendarDate(clock.now(), 'UTC')
         const tomorrow = addDays(today, 1)
         const current = await created(w.period(today, today))
         // A pending session in it: period_not_over is answered first.
@@ -326,9 +332,8 @@ describe('pay periods over HTTP', () => {
         const w = await world(t, { timezone: 'Pacific/Kiritimati' })
         // A location of the other mode does not count.
         await world(t, { account: w.account, mode: 'live', timezone: 'Pacific/Pago_Pago' })
-        await clearOfTheHour()
         // Today in Pago Pago: over in Kiritimati, where it is already the next day (or the one after).
-        const day = calendarDate(Date.now(), 'Pacific/Pago_Pago')
+        const day = calendarDate(clock.now(), 'Pacific/Pago_Pago')
         const period = await created(w.period(day, day))
         const samoa = await created(
           w.root.post<{ id: string }>('/v1/locations', { name: 'Samoa', timezone: 'Pacific/Pago_Pago' }),
@@ -396,21 +401,39 @@ describe('pay periods over HTTP', () => {
   // The lock itself, step by step: a transaction of this test holds it the way a session write (or
   // a close) does, and the HTTP request on the other side must wait for it.
   describe.runIf(dialect === 'postgres')('the pay-period lock (PostgreSQL)', () => {
+    /** Waits until another connection's statement waits for a lock that `trx` holds. */
+    const blockedBy = async (trx: Trx) => {
+      const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx)
+      const holder = rows[0]?.pid
+      await waitUntil(
+        async () =>
+          (
+            await sql<{
+              n: number
+            }>`select count(*)::int as n from pg_stat_activity where ${holder}::int = any(pg_blocking_pids(pid))`.execute(
+              t.db,
+            )
+          ).rows[0]?.n,
+        (n) => n === 1,
+      )
+    }
+
     it('a close waits for a session write in flight, then counts the session it wrote', async () => {
       const w = await world(t)
       const op = await w.operator()
       const period = await created(w.period('2026-10-01', '2026-10-31'))
       const auth = { keyId: w.admin.id, accountId: w.accountId, livemode: false }
       let closing: Promise<ApiResponse<PayPeriod>> | undefined
-      let answeredAt = 0
+      let answered = false
       await t.db.transaction().execute(async (trx) => {
         await lockPayPeriods(trx, auth, 'shared')
         closing = w.close(period.id).then((res) => {
-          answeredAt = Date.now()
+          answered = true
           return res
         })
-        await sleep(300)
-        expect(answeredAt).toBe(0)
+        // Not by luck: the close is seen waiting on this transaction's lock before the check.
+        await blockedBy(trx)
+        expect(answered).toBe(false)
         const now = Date.now()
         await trx
           .insertInto('sessions')
@@ -452,7 +475,7 @@ describe('pay periods over HTTP', () => {
       const period = await created(w.period('2026-11-01', '2026-11-30'))
       const auth = { keyId: w.admin.id, accountId: w.accountId, livemode: false }
       let creating: Promise<ApiResponse> | undefined
-      let answeredAt = 0
+      let answered = false
       await t.db.transaction().execute(async (trx) => {
         await lockPayPeriods(trx, auth, 'exclusive')
         creating = w.root
@@ -463,11 +486,11 @@ describe('pay periods over HTTP', () => {
             check_out: { time: '2026-11-05T09:00:00Z' },
           })
           .then((res) => {
-            answeredAt = Date.now()
+            answered = true
             return res
           })
-        await sleep(300)
-        expect(answeredAt).toBe(0)
+        await blockedBy(trx)
+        expect(answered).toBe(false)
         await trx
           .updateTable('pay_periods')
           .set({ status: 'closed', closed_at: Date.now() })
@@ -499,19 +522,28 @@ describe('pay periods over HTTP', () => {
           ),
         )
         const approvals = pending.map((s) => w.approve(s.id))
-        // Creates start a little later, at random, so some land before the close and some after.
-        const creates = ops.map((op, i) =>
-          sleep(Math.random() * 40).then(() =>
-            w.root.post<Session>('/v1/sessions', {
-              operator_id: op.id,
-              device_id: 'GATE',
-              check_in: { time: `2026-10-${String(round + 11).padStart(2, '0')}T1${i}:00:00Z` },
-              check_out: { time: `2026-10-${String(round + 11).padStart(2, '0')}T1${i}:30:00Z` },
-            }),
-          ),
-        )
-        // The closes start a little after the approvals, at random, so some find them all done.
-        const closes = [0, 1].map(() => sleep(10 + Math.random() * 30).then(() => w.close(period.id)))
+        // Every other round the approvals are answered before the creates and closes go out, so a
+        // close can find the period settled and the creates race it; in the others the approvals
+        // race the closes too.
+        if (round % 2 === 0) await Promise.all(approvals)
+        const create = (op: (typeof ops)[number], i: number) =>
+          w.root.post<Session>('/v1/sessions', {
+            operator_id: op.id,
+            device_id: 'GATE',
+            check_in: { time: `2026-10-${String(round + 11).padStart(2, '0')}T1${i}:00:00Z` },
+            check_out: { time: `2026-10-${String(round + 11).padStart(2, '0')}T1${i}:30:00Z` },
+          })
+        // The two closes go out at another place among the creates each round (before them all,
+        // between, after them all), so some creates land before a close and some after, by the
+        // order of the requests rather than by timers.
+        const closeAt = [round % (ops.length + 1), (round * 3) % (ops.length + 1)]
+        const creates: Array<ReturnType<typeof create>> = []
+        const closes: Array<ReturnType<typeof w.close>> = []
+        for (let i = 0; i <= ops.length; i++) {
+          for (const at of closeAt) if (at === i) closes.push(w.close(period.id))
+          const op = ops[i]
+          if (op) creates.push(create(op, i))
+        }
         const [approved, made, closing] = await Promise.all([
           Promise.all(approvals),
           Promise.all(creates),
@@ -562,13 +594,4 @@ async function lastOperator(w: Awaited<ReturnType<typeof world>>) {
   const op = list.data[0]
   if (!op) throw new Error('no operator')
   return op as Parameters<typeof w.scan>[0]
-}
-
-/**
- * The zones these tests use are whole hours off UTC, so their days all turn on the hour: a test
- * that reads "today" waits while the hour is about to turn, so its day holds for its requests.
- */
-async function clearOfTheHour() {
-  const untilTheHour = 3_600_000 - (Date.now() % 3_600_000)
-  if (untilTheHour < 30_000) await sleep(untilTheHour + 1000)
 }
