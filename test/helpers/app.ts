@@ -36,7 +36,7 @@ export async function buildTestApp(
   dependencies: { redis?: Redis; database?: TestDatabase; logStream?: { write(line: string): void } } = {},
 ): Promise<TestApp> {
   // Two apps may share one database (as two API processes would): pass the first one's `database`.
-  const database = dependencies.database ?? (await createTestDatabase())
+  const database = dependencies.database ?? (await createTestDatabase({ migrated: true }))
   const config: Config = {
     ...loadConfig({}),
     databaseUrl: database.url,
