@@ -15,12 +15,13 @@ import {
   type EventEnvelope,
   expectError,
   type Operator,
-  sleep,
   uniq,
   type WebhookDelivery,
   type WebhookEndpoint,
   type WebhookRecovery,
+  waitUntil,
 } from '../../helpers/assertions.js'
+import { useTestClock } from '../../helpers/clock.js'
 import { eventsOf, freshAccount } from '../../helpers/fixtures.js'
 import { deliveriesOf, deliveriesWhen, endpointOn } from '../../helpers/webhook-endpoints.js'
 import { WebhookReceiver } from '../../helpers/webhook-receiver.js'
@@ -362,15 +363,13 @@ describe('retention: batches', () => {
   }, 60_000)
 })
 
-describe('retention: the tables stay flat while the service writes for longer than the window', () => {
-  const WINDOW_MS = 2000
-  const INTERVAL_MS = 250
-  const WRITE_MS = 6000
-  /**
-   * How much later than the window a row may still be there: a pass starts up to an interval after
-   * the row came of age, and a busy pass (batches, the writes beside it) takes a while.
-   */
-  const LATE_MS = INTERVAL_MS + 1500
+describe('retention: the tables hold exactly the window of writes while the service writes for longer than it', () => {
+  const clock = useTestClock()
+  const WINDOW_MS = 60_000
+  const INTERVAL_MS = 10_000
+  /** Writes every interval for twice the window; each create makes an event, a delivery, an attempt. */
+  const STEPS = (2 * WINDOW_MS) / INTERVAL_MS
+  const CREATES_PER_STEP = 3
   let t: TestApp
   let receiver: WebhookReceiver
 
@@ -383,55 +382,75 @@ describe('retention: the tables stay flat while the service writes for longer th
     await receiver?.close()
   })
 
-  it('keeps events, deliveries and attempts to about the window of writes', async () => {
+  /** [events, deliveries, attempts] of the operators' creates. */
+  const rows = async () => [
+    Number(
+      (
+        await t.db
+          .selectFrom('events')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('type', '=', 'operator.created')
+          .executeTakeFirstOrThrow()
+      ).n,
+    ),
+    await countOf(t.db, 'webhook_deliveries'),
+    await countOf(t.db, 'webhook_attempts'),
+  ]
+
+  it('after each pass of its loop, keeps the rows of the writes at most the window old and no others', async () => {
     const { api } = await freshAccount(t)
     await endpointOn(api, receiver, ['operator.*'])
-    const retention = retentionOf(t, { windowMs: WINDOW_MS, intervalMs: INTERVAL_MS, batchSize: 50 })
-    retention.start()
-    /** When each create was acknowledged: each made one event, one delivery and its attempt. */
-    const acknowledged: number[] = []
-    const samples: Array<{ at: number; counts: number[] }> = []
-    const started = Date.now()
-    const writing = async () => {
-      while (Date.now() - started < WRITE_MS) {
-        await createOperator(api)
-        acknowledged.push(Date.now())
-      }
+    expect(await rows()).toEqual([0, 0, 0])
+    // Small batches: a pass walks several of them.
+    const retention = retentionOf(t, {
+      windowMs: WINDOW_MS,
+      intervalMs: INTERVAL_MS,
+      batchSize: 2,
+      pauseMs: 0,
+    })
+    // Counts the loop's passes, so a step waits for the pass it set off.
+    const passes: RetentionPass[] = []
+    const purge = retention.purge.bind(retention)
+    retention.purge = async () => {
+      const pass = await purge()
+      passes.push(pass)
+      return pass
     }
-    const sampling = async () => {
-      while (Date.now() - started < WRITE_MS) {
-        await sleep(250)
-        const at = Date.now()
-        const counts = await Promise.all(
-          (['events', 'webhook_deliveries', 'webhook_attempts'] as const).map((table) =>
-            countOf(t.db, table),
-          ),
+    const writtenAt: number[] = []
+    await withWorker(t, async () => {
+      retention.start()
+      try {
+        // Its first pass is at its start.
+        await waitUntil(
+          () => passes.length,
+          (n) => n === 1,
         )
-        samples.push({ at, counts })
+        for (let step = 0; step < STEPS; step++) {
+          for (let i = 0; i < CREATES_PER_STEP; i++) {
+            await createOperator(api)
+            writtenAt.push(clock.now())
+          }
+          // Relayed and sent at this instant too (the clock stands still while the worker works).
+          const before = writtenAt.filter((at) => at >= clock.now() - WINDOW_MS).length
+          await waitUntil(rows, (counts) => counts.every((n) => n === before))
+          clock.advance(INTERVAL_MS)
+          await waitUntil(
+            () => passes.length,
+            (n) => n === step + 2,
+          )
+          // A row exactly the window old is kept; one a millisecond older is not.
+          const kept = writtenAt.filter((at) => at >= clock.now() - WINDOW_MS).length
+          expect(await rows(), `after the pass at step ${step}`).toEqual([kept, kept, kept])
+        }
+      } finally {
+        await retention.stop()
       }
-    }
-    try {
-      await withWorker(t, () => Promise.all([writing(), writing(), writing(), sampling()]))
-    } finally {
-      await retention.stop()
-    }
-
-    const writers = 3
-    const written = acknowledged.length
-    for (const { at, counts } of samples) {
-      // Rows of creates acknowledged within the window (and a pass's lateness) before the sample,
-      // and of those in flight; without retention every row written so far would be there.
-      const recent = acknowledged.filter((ack) => ack > at - WINDOW_MS - LATE_MS).length + writers
-      for (const count of counts)
-        expect(count, JSON.stringify({ at: at - started, counts, recent })).toBeLessThanOrEqual(recent)
-    }
-    // The bound was a test: by the last sample, writes had come of age that it had to leave out.
-    const last = samples.at(-1) ?? { at: 0, counts: [] }
-    expect(acknowledged.filter((ack) => ack <= last.at - WINDOW_MS - LATE_MS).length).toBeGreaterThan(0)
-    console.info(
-      `retention (${process.env.TEST_DIALECT}): ${written} creates in ${WRITE_MS} ms, rows [events, deliveries, attempts] at most ${JSON.stringify(
-        [0, 1, 2].map((i) => Math.max(...samples.map((s) => s.counts[i] ?? 0))),
-      )}, at the end ${JSON.stringify(last.counts)}`,
+    })
+    // The bound was a test: twice the window written, the oldest half deleted, the window kept.
+    expect(writtenAt).toHaveLength(STEPS * CREATES_PER_STEP)
+    expect(await rows()).toEqual(Array(3).fill((WINDOW_MS / INTERVAL_MS) * CREATES_PER_STEP))
+    expect(passes.slice(1).reduce((sum, pass) => sum + pass.events, 0)).toBe(
+      writtenAt.length - (WINDOW_MS / INTERVAL_MS) * CREATES_PER_STEP,
     )
-  }, 30_000)
+  }, 60_000)
 })
