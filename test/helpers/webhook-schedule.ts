@@ -121,9 +121,14 @@ export function waitWhileTimePasses<T>(
   clock: TestClock,
   read: () => T | Promise<T>,
   done: (value: T) => boolean,
+  timeoutMs?: number,
 ): Promise<T> {
-  return waitUntil(() => {
-    clock.advance(WORKER_POLL_MS)
-    return read()
-  }, done)
+  return waitUntil(
+    () => {
+      clock.advance(WORKER_POLL_MS)
+      return read()
+    },
+    done,
+    { timeoutMs },
+  )
 }

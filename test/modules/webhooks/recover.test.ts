@@ -6,17 +6,24 @@ import { type ApiClient, buildTestApp, type TestApp } from '../../helpers/app.js
 import {
   expectError,
   type WebhookRecovery as Recovery,
-  sleep,
   uniq,
   type WebhookEndpoint,
 } from '../../helpers/assertions.js'
+import { useTestClock } from '../../helpers/clock.js'
 import { freshAccount } from '../../helpers/fixtures.js'
 import { deliveriesOf, deliveriesWhen, endpointOn } from '../../helpers/webhook-endpoints.js'
 import { WebhookReceiver } from '../../helpers/webhook-receiver.js'
+import {
+  expectNoMoreAttempts,
+  stepToNextAttempt,
+  waitWhileTimePasses,
+} from '../../helpers/webhook-schedule.js'
 
 const DAY_MS = 86_400_000
 
 describe('POST /v1/webhook-endpoints/{id}/recover', () => {
+  // The six attempts of a delivery take the real schedule's hour and a half, stepped through.
+  const clock = useTestClock()
   let t: TestApp
   let receiver: WebhookReceiver
 
@@ -25,8 +32,6 @@ describe('POST /v1/webhook-endpoints/{id}/recover', () => {
     t = await buildTestApp({
       worker: 'inline',
       webhookAllowPrivateUrls: true,
-      // The six attempts of a delivery fail within about a second.
-      webhookBackoffScale: 0.0002,
       webhookTimeoutMs: 2000,
       webhookDisableThreshold: 2,
     })
@@ -53,20 +58,29 @@ describe('POST /v1/webhook-endpoints/{id}/recover', () => {
     )
   }
 
+  /** Steps the clock through the endpoint's schedule until none of its deliveries is pending. */
+  async function throughTheSchedule(endpointId: string) {
+    while ((await stepToNextAttempt(clock, t.db, [endpointId])) !== undefined) {}
+  }
+
   /** An endpoint whose receiver failed every attempt of two deliveries, so it was auto-disabled. */
   async function disabledEndpoint(api: ApiClient, answer: () => number) {
     const { endpoint, path } = await endpointOn(api, receiver, ['operator.*'], () => ({ status: answer() }))
     await createOperator(api)
     await createOperator(api)
+    await receiver.waitForRequests(path, 2)
+    await throughTheSchedule(endpoint.id)
     await waitUntilDisabled(api, endpoint.id)
     return { endpoint, path }
   }
 
   it('puts failed deliveries back on the same whd_ ids, creates the missed ones, and never resends a success', async () => {
     const { api } = await freshAccount(t)
-    const since = new Date().toISOString()
-    // An event before the endpoint existed: neither the dispatcher nor recover gives it to it.
+    const since = new Date(clock.now()).toISOString()
+    // An event before the endpoint existed (a second before, on the service's clock, which stands
+    // still otherwise): neither the dispatcher nor recover gives it to it.
     await createOperator(api)
+    clock.advance(1000)
     let status = 500
     const { endpoint, path } = await disabledEndpoint(api, () => status)
     const failed = await deliveriesOf(api, endpoint.id)
@@ -85,6 +99,8 @@ describe('POST /v1/webhook-endpoints/{id}/recover', () => {
       'every event dispatched',
     )
 
+    // Recovered a second later: the window ends at the service's "now", exclusive.
+    clock.advance(1000)
     status = 200
     expect((await api.patch(`/v1/webhook-endpoints/${endpoint.id}`, { status: 'enabled' })).status).toBe(200)
     const first = await recover(api, endpoint.id, { since })
@@ -97,6 +113,8 @@ describe('POST /v1/webhook-endpoints/{id}/recover', () => {
       created: 1,
     })
 
+    // Each of the recover's batches is due a second after the one before it.
+    await throughTheSchedule(endpoint.id)
     const delivered = await deliveriesWhen(
       api,
       receiver,
@@ -115,19 +133,23 @@ describe('POST /v1/webhook-endpoints/{id}/recover', () => {
 
     const again = await recover(api, endpoint.id, { since })
     expect(again.body).toMatchObject({ recovered: 0, created: 0 })
-    const requests = receiver.requestsTo(path).length
-    await sleep(300)
-    expect(receiver.requestsTo(path)).toHaveLength(requests)
+    await expectNoMoreAttempts(
+      { clock, db: t.db, receiver },
+      endpoint.id,
+      path,
+      receiver.requestsTo(path).length,
+    )
   }, 30_000)
 
   it('gives recovered deliveries the normal schedule: six more attempts, the 410 rule, and auto-disable', async () => {
     const { api } = await freshAccount(t)
-    const since = new Date().toISOString()
+    const since = new Date(clock.now()).toISOString()
     let status = 500
     const { endpoint } = await disabledEndpoint(api, () => status)
-    // The first recovered delivery keeps failing its whole new round; the second gets a 410.
+    // Both recovered deliveries fail their whole new round.
     expect((await api.patch(`/v1/webhook-endpoints/${endpoint.id}`, { status: 'enabled' })).status).toBe(200)
     expect((await recover(api, endpoint.id, { since })).body).toMatchObject({ recovered: 2, created: 0 })
+    await throughTheSchedule(endpoint.id)
     await waitUntilDisabled(api, endpoint.id)
     let deliveries = await deliveriesOf(api, endpoint.id)
     expect(deliveries.map((d) => [d.status, d.attempts.length])).toEqual([
@@ -151,7 +173,7 @@ describe('POST /v1/webhook-endpoints/{id}/recover', () => {
   it('refuses a window more than 14 days back, a malformed or empty window, a disabled endpoint, and read keys', async () => {
     const { api, account } = await freshAccount(t)
     const { endpoint } = await endpointOn(api, receiver, ['*'])
-    const longAgo = new Date(Date.now() - 15 * DAY_MS).toISOString()
+    const longAgo = new Date(clock.now() - 15 * DAY_MS).toISOString()
     expectError(
       await recover(api, endpoint.id, { since: longAgo }),
       422,
@@ -166,7 +188,8 @@ describe('POST /v1/webhook-endpoints/{id}/recover', () => {
       'invalid_timestamp',
       'since',
     )
-    const now = new Date().toISOString()
+    // A valid window's start: a minute before the service's clock.
+    const now = new Date(clock.now() - 60_000).toISOString()
     expectError(
       await recover(api, endpoint.id, { since: now, until: now }),
       422,
@@ -186,12 +209,19 @@ describe('POST /v1/webhook-endpoints/{id}/recover', () => {
 })
 
 describe('recover at scale and under concurrency', () => {
+  const clock = useTestClock()
   let t: TestApp
   let receiver: WebhookReceiver
 
   beforeAll(async () => {
     receiver = await WebhookReceiver.start()
-    t = await buildTestApp({ worker: 'inline', webhookAllowPrivateUrls: true, webhookBackoffScale: 0.0002 })
+    t = await buildTestApp({
+      worker: 'inline',
+      webhookAllowPrivateUrls: true,
+      // The clock passes a poll at each look while the test waits for the deliveries: a lease (twice
+      // this plus 30 s) far longer than that wait keeps each claimed delivery its attempt's.
+      webhookTimeoutMs: 3_600_000,
+    })
   })
   afterAll(async () => {
     await t?.close()
@@ -200,7 +230,7 @@ describe('recover at scale and under concurrency', () => {
 
   /** `count` events of the account, each with a failed delivery to the endpoint, written directly. */
   async function failedDeliveries(endpoint: WebhookEndpoint, accountId: string, count: number) {
-    const now = Date.now()
+    const now = clock.now()
     for (let i = 0; i < count; i += 500) {
       const rows = Array.from({ length: Math.min(500, count - i) }, () => {
         const id = newId('evt')
@@ -248,10 +278,12 @@ describe('recover at scale and under concurrency', () => {
 
   it('recovers more than a batch of failed deliveries once, even when two recovers race, each sent once', async () => {
     const { api, key } = await freshAccount(t)
-    const since = new Date(Date.now() - 1000).toISOString()
+    const since = new Date(clock.now() - 1000).toISOString()
     const { endpoint, path } = await endpointOn(api, receiver, ['operator.*'])
     const count = 2 * RECOVER_BATCH + 300
     await failedDeliveries(endpoint, key.account_id, count)
+    // Recovered a second later: the window ends at the service's "now", exclusive.
+    clock.advance(1000)
 
     const [a, b] = await Promise.all([
       api.post<Recovery>(`/v1/webhook-endpoints/${endpoint.id}/recover`, { since }),
@@ -261,15 +293,15 @@ describe('recover at scale and under concurrency', () => {
     expect(a.body.recovered + b.body.recovered).toBe(count)
     expect(a.body.created + b.body.created).toBe(0)
 
-    await receiver.waitFor(
-      () => new Set(receiver.requestsTo(path).map((r) => r.headers['x-service-id'])).size === count,
+    await waitWhileTimePasses(
+      clock,
+      () => new Set(receiver.requestsTo(path).map((r) => r.headers['x-service-id'])).size,
+      (distinct) => distinct === count,
       90_000,
-      `${count} distinct deliveries`,
     )
     // A third recover while the last ones are being recorded: nothing that succeeded goes out again.
     await api.post(`/v1/webhook-endpoints/${endpoint.id}/recover`, { since })
-    await sleep(500)
-    expect(receiver.requestsTo(path)).toHaveLength(count)
+    await expectNoMoreAttempts({ clock, db: t.db, receiver }, endpoint.id, path, count)
   }, 120_000)
 
   it('keeps one delivery per event and endpoint with a unique index, not only a check', async () => {
