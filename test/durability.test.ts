@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { openDatabase } from '../src/db/connection.js'
+import { waitUntil } from './helpers/assertions.js'
 import { createTestDatabase, type TestDatabase } from './helpers/database.js'
 import { builtScript, killAll, START_MS, spawnChild } from './helpers/process.js'
 
@@ -89,8 +90,11 @@ describe('a server killed under load', () => {
     }
     const load = Promise.all(Array.from({ length: CONNECTIONS }, connection))
     // Kill once a good number of creates are answered, while requests are in flight.
-    const deadline = Date.now() + LOAD_MS
-    while (acknowledged.length < 400 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+    await waitUntil(
+      () => acknowledged.length,
+      (n) => n >= 400,
+      { timeoutMs: LOAD_MS },
+    )
     killed = true
     child.kill('SIGKILL')
     expect((await child.waitForExit(10_000)).signal).toBe('SIGKILL')

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { newId, randomHex } from '../../src/lib/ids.js'
+import { waitUntil } from '../helpers/assertions.js'
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'
 
@@ -15,7 +16,15 @@ describe('newId', () => {
     const randomParts: string[] = []
     for (let i = 0; i < 40; i++) {
       randomParts.push(newId('op').slice(3 + 10))
-      await new Promise((resolve) => setTimeout(resolve, 1))
+      // The next id in another millisecond: within one, the monotonic factory increments the last
+      // random part instead of drawing one. Ids take the system's time (the ulid package's), not
+      // the service's clock.
+      const made = Date.now()
+      await waitUntil(
+        () => Date.now(),
+        (now) => now > made,
+        { everyMs: 1 },
+      )
     }
     const seen = new Set(randomParts.join(''))
     // 640 characters drawn uniformly from 32: missing any one has a probability below 10⁻⁷.
