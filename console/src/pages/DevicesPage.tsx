@@ -44,14 +44,15 @@ function useNow(everyMs: number): number {
 
 /** When the device's key last made a request: how long ago, then the time in its location's zone. */
 function LastSeen({ device, now }: { device: Device; now: number }) {
-  const { timeZone } = useLocation(device.location_id)
+  const { ready, timeZone } = useLocation(device.location_id)
   if (device.last_seen_at === null) return <span class="muted">never</span>
   return (
     <>
       {ago(device.last_seen_at, now)}
       <br />
       <time class="muted time" dateTime={device.last_seen_at}>
-        {localTime(device.last_seen_at, timeZone)}
+        {/* Once the location's zone is known, never first in UTC. */}
+        {ready ? localTime(device.last_seen_at, timeZone) : '…'}
       </time>
     </>
   )
@@ -89,7 +90,7 @@ function PairingCodePanel({
   const panel = useRef<HTMLElement>(null)
   // The tablet's clock shows its location's time: the expiry is said in that zone, named, as the
   // last sighting is (UTC, named too, for a device at no location).
-  const { timeZone } = useLocation(device.location_id)
+  const { ready, timeZone } = useLocation(device.location_id)
   const { code, wasPaired } = issued
   const expiresAt = Date.parse(code.expires_at)
   const paired = !wasPaired && device.paired
@@ -120,7 +121,8 @@ function PairingCodePanel({
           {/* The countdown is no live region: a screen reader would read it out every second. */}
           {!expired && (
             <p>
-              Expires at <time dateTime={code.expires_at}>{clockTime(code.expires_at, timeZone)}</time>{' '}
+              Expires at{' '}
+              <time dateTime={code.expires_at}>{ready ? clockTime(code.expires_at, timeZone) : '…'}</time>{' '}
               <span class="muted">(in {minutesAndSeconds(expiresAt - now)})</span>; it pairs one tablet, once.
             </p>
           )}
