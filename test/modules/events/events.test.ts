@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type ApiClient, buildTestApp, errorOf, type TestApp } from '../../helpers/app.js'
-import { type EventEnvelope as Envelope, ISO_MS, type List, sleep, uniq } from '../../helpers/assertions.js'
+import { type EventEnvelope as Envelope, ISO_MS, type List, uniq } from '../../helpers/assertions.js'
+import { useTestClock } from '../../helpers/clock.js'
 import { freshAccount } from '../../helpers/fixtures.js'
 
 describe('events API', () => {
+  const clock = useTestClock()
   let t: TestApp
 
   beforeAll(async () => {
@@ -42,17 +44,17 @@ describe('events API', () => {
     throw new Error('too many pages')
   }
 
-  /** An account with a few events spread over distinct milliseconds. */
+  /** An account with a few events 15 ms apart on the service's clock. */
   async function seeded() {
     const ctx = await freshAccount(t)
     const { api } = ctx
     const first = await createOperator(api)
-    await sleep(15)
+    clock.advance(15)
     const second = await createOperator(api)
-    await sleep(15)
+    clock.advance(15)
     const renamed = await api.patch<Record<string, unknown>>(`/v1/operators/${first.id}`, { name: 'Grace' })
     expect(renamed.status).toBe(200)
-    await sleep(15)
+    clock.advance(15)
     const location = await api.post<Record<string, unknown> & { id: string }>('/v1/locations', {
       name: uniq('site'),
     })
@@ -75,6 +77,7 @@ describe('events API', () => {
     expect(ids).toEqual([...ids].sort().reverse())
     const created = all.map((e) => Date.parse(e.created))
     expect(created).toEqual([...created].sort((a, b) => b - a))
+    expect(created.map((at) => at - (created[3] as number))).toEqual([45, 30, 15, 0])
     for (const event of all) {
       expect(Object.keys(event).sort()).toEqual([
         'api_version',
