@@ -7,7 +7,7 @@ import { migrateToLatest } from '../src/db/migrate.js'
 import { SQLite } from '../src/db/sqlite/addon.js'
 import { createKey } from '../src/modules/keys/service.js'
 import { buildTestApp } from './helpers/app.js'
-import { uniq } from './helpers/assertions.js'
+import { uniq, waitUntil } from './helpers/assertions.js'
 import { startApiProcess } from './helpers/cluster.js'
 import { createTestDatabase, dialect } from './helpers/database.js'
 import { builtScript, killAll, type RunResult, run, START_MS } from './helpers/process.js'
@@ -44,8 +44,8 @@ describe.runIf(dialect === 'sqlite')('cli backup on SQLite', () => {
       env: { REDIS_URL: undefined, RATE_LIMIT_MAX: '1000000' },
     })
 
-    /** Operators whose create was answered 201, with when. */
-    const acknowledged: Array<{ id: string; at: number }> = []
+    /** Operators whose create was answered 201, in the order of their answers. */
+    const acknowledged: Array<{ id: string }> = []
     let writing = true
     const writer = async () => {
       while (writing) {
@@ -56,17 +56,22 @@ describe.runIf(dialect === 'sqlite')('cli backup on SQLite', () => {
         })
         const body = (await res.json()) as { id: string }
         expect(res.status, JSON.stringify(body)).toBe(201)
-        acknowledged.push({ id: body.id, at: Date.now() })
+        acknowledged.push({ id: body.id })
       }
     }
     const writers = [writer(), writer()]
     // Beside the database, in the folder that createTestDatabase made and drop() removes.
     const target = path.join(path.dirname(database.url.slice('sqlite:'.length)), 'copy.db')
     let result: RunResult
-    let began: number
+    /** The writes acknowledged when the backup began. */
+    let before: Array<{ id: string }>
     try {
-      while (acknowledged.length < 20) await new Promise((resolve) => setTimeout(resolve, 20))
-      began = Date.now()
+      await waitUntil(
+        () => acknowledged.length,
+        (n) => n >= 20,
+        { timeoutMs: 60_000 },
+      )
+      before = [...acknowledged]
       result = await backup(database.url, target)
     } finally {
       writing = false
@@ -74,7 +79,6 @@ describe.runIf(dialect === 'sqlite')('cli backup on SQLite', () => {
       api.child.kill('SIGTERM')
     }
     expect(result.code, result.stderr).toBe(0)
-    const before = acknowledged.filter((write) => write.at < began)
     // The writes went on while the backup ran (its start alone takes a second or more).
     expect(acknowledged.length).toBeGreaterThan(before.length)
     expect(result.stdout).toMatch(new RegExp(`^Backed up .+ to ${target}: \\d+ bytes\\.$`, 'm'))
