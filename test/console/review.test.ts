@@ -466,8 +466,8 @@ describe.runIf(chromiumAvailable()).each(SCREENS)(
       console.info(
         `review queue on a ${screen.name}, first page of ${QUEUE_VOLUME} pending sessions: ${Math.round(elapsed)} ms`,
       )
-      // A generous bound: the figure itself is measured for docs/console.md, not asserted.
-      expect(elapsed).toBeLessThan(5_000)
+      // The figure is measured for docs/console.md, not asserted: the page showing the first page
+      // (waited for above) with one request is the behaviour.
       expect(queueRequests).toHaveLength(1)
       expect(queueRequests[0]).toContain('review_status=pending')
       expect(queueRequests[0]).toContain('order=work_date')
