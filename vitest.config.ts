@@ -35,11 +35,14 @@ export default defineConfig(async () => {
   // What touches no database (pure modules, the console's and the client's own logic, the
   // architecture rules) runs once, in a project without a dialect; test/helpers/database.ts refuses
   // to open a database there, so a file put in it wrongly fails instead of passing untested.
-  const { withDatabase, withoutDatabase } = testFilesByKind(fileURLToPath(new URL('.', import.meta.url)))
+  // The browser's and the documents' tests run on SQLite alone (test/helpers/test-kinds.ts says why).
+  const { withDatabase, onOneDatabase, withoutDatabase } = testFilesByKind(
+    fileURLToPath(new URL('.', import.meta.url)),
+  )
   const project = (dialect: 'sqlite' | 'postgres') => ({
     test: {
       name: dialect,
-      include: withDatabase,
+      include: dialect === 'sqlite' ? [...withDatabase, ...onOneDatabase] : withDatabase,
       env: { TEST_DIALECT: dialect, TEST_POSTGRES_URL: POSTGRES_URL },
       testTimeout: 30_000,
       // Test files of a worker share its module cache instead of importing Fastify, Kysely and src/

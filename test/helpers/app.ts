@@ -12,6 +12,9 @@ import type { Scope } from '../../src/modules/keys/scopes.js'
 import { type CreatedKey, createKey, type Mode } from '../../src/modules/keys/service.js'
 import { createTestDatabase, type TestDatabase } from './database.js'
 
+// Where the tests read an error's envelope from; it lives with the assertions, which need no database.
+export { errorOf } from './assertions.js'
+
 export interface TestApp {
   app: FastifyInstance
   /** The app's own database handle, for assertions on stored rows (e.g. the events table). */
@@ -126,17 +129,6 @@ export class ApiClient {
     }
     return { status: raw.statusCode, headers: raw.headers, body: body as T, raw }
   }
-}
-
-/** Asserts nothing itself; returns the error envelope of a response for `expect` calls. */
-export function errorOf(response: ApiResponse): {
-  type: string
-  message: string
-  request_id: string
-  code?: string
-  param?: string
-} {
-  return (response.body as { error: ReturnType<typeof errorOf> }).error
 }
 
 interface DocumentResponse {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { expect } from 'vitest'
 import type { components, ListEnvelope } from '../../packages/client/src/types.js'
-import { type ApiResponse, errorOf } from './app.js'
+import type { ApiResponse } from './app.js'
 
 type Schemas = components['schemas']
 
@@ -79,3 +79,14 @@ export type WebhookAttempt = Schemas['WebhookAttempt']
 export type WebhookDelivery = Schemas['WebhookDelivery']
 /** What `POST /v1/webhook-endpoints/{id}/recover` did. */
 export type WebhookRecovery = Schemas['WebhookRecovery']
+
+/** Asserts nothing itself; returns the error envelope of a response for `expect` calls. */
+export function errorOf(response: ApiResponse): {
+  type: string
+  message: string
+  request_id: string
+  code?: string
+  param?: string
+} {
+  return (response.body as { error: ReturnType<typeof errorOf> }).error
+}
