@@ -1,12 +1,16 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { openDatabase } from '../../../src/db/connection.js'
 import type { Db } from '../../../src/db/types.js'
+import { dispatchEvents } from '../../../src/modules/webhooks/outbox-relay.js'
+import { claimDueDeliveries } from '../../../src/modules/webhooks/repository.js'
 import { WebhookWorker } from '../../../src/modules/webhooks/worker.js'
 import { type ApiClient, buildTestApp, type TestApp } from '../../helpers/app.js'
-import { sleep } from '../../helpers/assertions.js'
+import { waitUntil } from '../../helpers/assertions.js'
+import { parked, useTestClock } from '../../helpers/clock.js'
 import { createTestDatabase, dialect, type TestDatabase } from '../../helpers/database.js'
 import { builtScript, type Child, killAll, START_MS, spawnChild } from '../../helpers/process.js'
 import { type ReceivedRequest, WebhookReceiver } from '../../helpers/webhook-receiver.js'
+import { WORKER_POLL_MS, waitWhileTimePasses } from '../../helpers/webhook-schedule.js'
 
 /**
  * What keeps webhooks from being lost or doubled when workers run side by side, crash or restart,
@@ -140,9 +144,9 @@ describe(`webhook worker resilience (${dialect})`, () => {
         60_000,
         `${EVENTS} succeeded deliveries`,
       )
-      // stop() waits for each worker's round in progress: any duplicate in flight has arrived after it.
+      // stop() waits for each worker's attempts in flight, and an attempt ends with its answer, which
+      // the receiver gives once it has recorded the request: any duplicate has arrived by now.
       await Promise.all(workers.map((w) => w.stop()))
-      await sleep(50)
 
       const deliveries = await deliveryRows(t.db)
       expect(deliveries).toHaveLength(EVENTS)
@@ -167,8 +171,7 @@ describe(`webhook worker resilience (${dialect})`, () => {
     }
   }, 90_000)
 
-  // The timeout: two worker starts (START_MS each), the batch, the kill, the lease (34 s), the
-  // re-sends and the stop.
+  // The timeout: two worker starts (START_MS each), the batch, the kill, the re-sends and the stop.
   it('a worker killed mid-batch loses nothing: a new worker re-sends its in-flight deliveries once the lease runs out', async () => {
     const EVENTS = 12
     const ANSWERED = 6
@@ -194,6 +197,7 @@ describe(`webhook worker resilience (${dialect})`, () => {
       )
       first.kill('SIGKILL')
       expect((await first.waitForExit(STOP_MS)).signal).toBe('SIGKILL')
+      // The worker processes keep the system's clock.
       const killedAt = Date.now()
 
       const afterKill = await deliveryRows(t.db)
@@ -214,27 +218,28 @@ describe(`webhook worker resilience (${dialect})`, () => {
       ).toEqual(heldIds)
 
       holding = false
+      // The lease (2 × WEBHOOK_TIMEOUT_MS + 30 s from the claim) runs out: set back to stand for its
+      // passage, which a worker process on the system's clock would wait out. That the lease holds
+      // until then, and not a moment longer, is tested on a TestClock below.
+      await t.db
+        .updateTable('webhook_deliveries')
+        .set({ locked_until: Date.now() - 1 })
+        .where('id', 'in', [...heldIds])
+        .execute()
       const second = await startWorker(t.database.url, TIMEOUT_MS)
-      // The lease is 2 × WEBHOOK_TIMEOUT_MS + 30 s from the claim; then a round sends them again.
-      const leaseEnd = Math.max(...inFlight.map((d) => d.locked_until ?? 0))
       await receiver.waitFor(
         async () => (await succeededCount(t.db)) === EVENTS,
-        Math.max(0, leaseEnd - Date.now()) + 30_000,
+        30_000,
         'every delivery succeeded',
       )
       second.kill('SIGTERM')
       await second.waitForExit(STOP_MS)
 
       const counts = countsById(receiver.requestsTo(path))
-      const leaseOf = new Map(inFlight.map((d) => [d.id, d.locked_until ?? 0]))
       for (const d of afterKill) {
         if (heldIds.has(d.id)) {
-          // Sent by the killed worker, then once more by the new one, and not before the lease ran out.
+          // Sent by the killed worker, then once more by the new one.
           expect(counts.get(d.id)).toBe(2)
-          const resent = receiver.requestsTo(path).filter((r) => r.headers['x-service-id'] === d.id)[1]
-          expect(resent?.receivedAt ?? 0).toBeGreaterThanOrEqual(
-            leaseOf.get(d.id) ?? Number.POSITIVE_INFINITY,
-          )
         } else {
           // Recorded as succeeded before the kill: never sent again.
           expect(counts.get(d.id)).toBe(1)
@@ -249,6 +254,17 @@ describe(`webhook worker resilience (${dialect})`, () => {
       await receiver.close()
     }
   }, 300_000)
+})
+
+/**
+ * The same guarantees where they are about the service's time, with the workers in this process on
+ * a TestClock: it stands still unless stepped, so what happens without a step was woken for, and an
+ * app's background loops are the waits it keeps on the clock.
+ */
+describe(`webhook worker resilience, in process on the clock (${dialect})`, () => {
+  const clock = useTestClock()
+  /** The waits of an app with WORKER=off: its idempotency purge, and no loop of a worker's. */
+  const OFF_APP_WAITS = 1
 
   it('an API restart loses no event: events created while no worker ran are delivered after it', async () => {
     const receiver = await WebhookReceiver.start()
@@ -284,7 +300,8 @@ describe(`webhook worker resilience (${dialect})`, () => {
       // An API process with no worker (and none elsewhere): events pile up in the outbox.
       const idle = await open('off')
       await createOperators(idle.client(secret), 20, 'while-down')
-      await sleep(300)
+      // No worker runs in it to dispatch them: its only wait on the clock is its purge's.
+      expect(clock.pending).toBe(OFF_APP_WAITS)
       await stop(idle)
       expect(receiver.requestsTo(path)).toHaveLength(5)
       const undispatched = await check
@@ -295,7 +312,11 @@ describe(`webhook worker resilience (${dialect})`, () => {
       expect(undispatched).toHaveLength(20)
 
       const restarted = await open('inline')
-      await receiver.waitFor(async () => (await succeededCount(check)) === 25, 15_000, 'all 25 deliveries')
+      await waitWhileTimePasses(
+        clock,
+        () => succeededCount(check),
+        (n) => n === 25,
+      )
       await stop(restarted)
 
       const events = await check.selectFrom('events').select('id').execute()
@@ -323,7 +344,8 @@ describe(`webhook worker resilience (${dialect})`, () => {
       const client = t.client((await t.key()).secret)
       await subscribe(client, receiver.url(path))
       await createOperators(client, EVENTS, 'off')
-      await sleep(1000)
+      // No worker runs in it: its only wait on the clock is its purge's.
+      expect(clock.pending).toBe(OFF_APP_WAITS)
       expect(receiver.requestsTo(path)).toHaveLength(0)
       // Not even dispatched: the API process runs no part of the relay.
       const deliveries = await t.db.selectFrom('webhook_deliveries').select('id').execute()
@@ -348,4 +370,57 @@ describe(`webhook worker resilience (${dialect})`, () => {
       await receiver.close()
     }
   }, 150_000)
+
+  it('a delivery a dead worker had claimed is sent again at the first poll after its lease ran out, not before', async () => {
+    const receiver = await WebhookReceiver.start()
+    const path = receiver.freshPath()
+    const t = await buildTestApp({ worker: 'off', webhookAllowPrivateUrls: true })
+    const options = { timeoutMs: 2000, backoffScale: 1, disableThreshold: 1000, allowPrivateUrls: true }
+    const worker = new WebhookWorker(t.db, options, { info: () => {}, error: () => {} })
+    try {
+      const client = t.client((await t.key()).secret)
+      await subscribe(client, receiver.url(path))
+      await createOperators(client, 1, 'lease')
+      await dispatchEvents(t.db)
+      // What a worker killed mid-attempt leaves: the delivery leased to it (for as long as a worker
+      // with these options leases one), never recorded.
+      const [claimed] = await claimDueDeliveries(t.db, {
+        now: clock.now(),
+        limit: 1,
+        perEndpoint: 1,
+        skipEndpoints: [],
+        endpointCaps: new Map(),
+        leaseMs: 2 * options.timeoutMs + 30_000,
+      })
+      if (!claimed) throw new Error('nothing to claim')
+      const leaseEnd = Number(claimed.locked_until)
+
+      worker.start()
+      // The worker's dispatcher and sender, and the app's purge.
+      const waits = OFF_APP_WAITS + 2
+      await parked(clock, waits)
+      // The lease's last instant: the sender's poll then still leaves it to the dead worker.
+      clock.set(leaseEnd)
+      await parked(clock, waits)
+      expect(receiver.requests).toEqual([])
+      const row = () =>
+        t.db
+          .selectFrom('webhook_deliveries')
+          .select(['status', 'locked_until'])
+          .where('id', '=', claimed.id)
+          .executeTakeFirstOrThrow()
+      expect(Number((await row()).locked_until)).toBe(leaseEnd)
+
+      clock.advance(WORKER_POLL_MS)
+      const [resent] = await receiver.waitForRequests(path, 1)
+      expect(resent?.headers['x-service-id']).toBe(claimed.id)
+      expect(resent?.receivedAt).toBe(leaseEnd + WORKER_POLL_MS)
+      expect((await waitUntil(row, (r) => r.status !== 'pending')).status).toBe('succeeded')
+      expect(receiver.requestsTo(path)).toHaveLength(1)
+    } finally {
+      await worker.stop()
+      await t.close()
+      await receiver.close()
+    }
+  })
 })
