@@ -1,5 +1,6 @@
 import { randomFillSync } from 'node:crypto'
 import { monotonicFactory } from 'ulid'
+import { clock } from './clock.js'
 
 export type IdPrefix =
   | 'acct'
@@ -49,9 +50,10 @@ export function randomHex(bytes: number): string {
 }
 
 // ULIDs sort by creation time, and the monotonic factory keeps that order within one millisecond in
-// this process, which is what keyset pagination on `id` relies on.
+// this process, which is what keyset pagination on `id` relies on. The time is the process clock's,
+// the one `created_at` is stamped with (lib/clock.ts).
 const nextUlid = monotonicFactory(pooledRandom)
 
 export function newId(prefix: IdPrefix): string {
-  return `${prefix}_${nextUlid()}`
+  return `${prefix}_${nextUlid(clock.now())}`
 }

@@ -1,4 +1,5 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { installClock } from '../../../src/lib/clock.js'
 import { buildTestApp, errorOf, type TestApp } from '../../helpers/app.js'
 import {
   type Device,
@@ -8,15 +9,16 @@ import {
   type Scan,
   uniq,
 } from '../../helpers/assertions.js'
+import { TestClock } from '../../helpers/clock.js'
 import { freshAccount, type PairedDevice, pairedDevice, pairFrom } from '../../helpers/fixtures.js'
 import { created, world } from '../../helpers/world.js'
 
 /**
  * Rules of decisions.md's "The time clock" that the feature's own test files left untested or
  * tested loosely: the bounds (10 minutes, once a minute, 15 minutes, 2 minutes, 1–64 characters)
- * at their edges, by the service's clock. The service reads `Date.now()` and nothing else for
- * time, so a test moves that clock (only `Date`: timers, and so the database drivers, run as
- * ever) instead of waiting or rewriting stored times.
+ * at their edges, by the service's clock. The service reads the process clock (src/lib/clock.ts)
+ * and nothing else for time, so a test installs a TestClock and moves it instead of waiting or
+ * rewriting stored times.
  */
 
 const MINUTE = 60_000
@@ -26,10 +28,13 @@ const DAY = 24 * HOUR
 /** The alphabet decisions.md gives pairing codes: no 0/O, no 1/I. */
 const PAIRING_ALPHABET = '23456789ABCDEFGHJKLMNPQRSTUVWXYZ'
 
+let restoreClock: (() => void) | undefined
+
 /** Stops the service's clock at `at` (default now); `clock.set` moves it. Undone after each test. */
 function stopClock(at = Date.now()) {
-  vi.useFakeTimers({ toFake: ['Date'], now: at })
-  return { start: at, set: (ms: number) => vi.setSystemTime(ms) }
+  const clock = new TestClock(at)
+  restoreClock = installClock(clock)
+  return { start: at, set: (ms: number) => clock.set(ms) }
 }
 
 describe('time-clock rules at their bounds (decisions.md)', () => {
@@ -39,7 +44,8 @@ describe('time-clock rules at their bounds (decisions.md)', () => {
   })
   afterAll(() => t.close())
   afterEach(() => {
-    vi.useRealTimers()
+    restoreClock?.()
+    restoreClock = undefined
   })
 
   const newDevice = (api: PairedDevice['api']) =>
