@@ -6,10 +6,16 @@ import type { Db } from '../../src/db/types.js'
 import { overlappingSessionQuery } from '../../src/modules/sessions/repository.js'
 import { ForgottenCheckOutSweep } from '../../src/modules/sessions/sweep.js'
 import { buildTestApp } from '../helpers/app.js'
+import { waitUntil } from '../helpers/assertions.js'
+import { useTestClock } from '../helpers/clock.js'
 import { dialect, useMigratedDatabase } from '../helpers/database.js'
 
 // Planner statistics and storage settings exist on PostgreSQL only.
+/** How often the background work checks for tables to analyse (CHECK_EVERY_MS, db/statistics.ts). */
+const CHECK_EVERY_MS = 1000
+
 describe.runIf(dialect === 'postgres')('planner statistics on PostgreSQL', () => {
+  const clock = useTestClock()
   const database = useMigratedDatabase()
   let db: Db
   beforeAll(() => {
@@ -40,19 +46,29 @@ describe.runIf(dialect === 'postgres')('planner statistics on PostgreSQL', () =>
   /** Runs checks, as the background work does every second, until `table` is analysed (15 s at most). */
   async function checkUntilAnalyzed(statistics: FirstStatistics, table: string) {
     // The row counts reach the statistics functions within about a second of the commit.
-    const deadline = Date.now() + 15_000
-    while (!(await analyzed())[table] && Date.now() < deadline) {
-      await statistics.check()
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
+    await waitUntil(
+      async () => {
+        await statistics.check()
+        return (await analyzed())[table]
+      },
+      Boolean,
+      { everyMs: 100 },
+    )
   }
 
+  /**
+   * Until the background work has analysed `sessions`: each look steps the clock by a check's
+   * interval, so its check runs, while the row counts reach the statistics functions in real time.
+   */
   async function untilSessionsAnalyzed(database: Db) {
-    const deadline = Date.now() + 15_000
-    while (!(await analyzed(database)).sessions && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 200))
-    }
-    return (await analyzed(database)).sessions
+    return waitUntil(
+      async () => {
+        clock.advance(CHECK_EVERY_MS)
+        return (await analyzed(database)).sessions
+      },
+      Boolean,
+      { everyMs: 200 },
+    )
   }
 
   it('are vacuumed and analysed after a fiftieth changes, and delivery pages keep room for leases', async () => {
