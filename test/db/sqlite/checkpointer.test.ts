@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { openDatabase } from '../../../src/db/connection.js'
 import { SQLite } from '../../../src/db/sqlite/addon.js'
 import { ServiceSqliteDialect, type ServiceSqliteDriver } from '../../../src/db/sqlite/driver.js'
+import { waitUntil } from '../../helpers/assertions.js'
 import { dialect } from '../../helpers/database.js'
 
 interface Db {
@@ -45,13 +46,8 @@ async function open(file: string, options: { intervalMs: number; restartPages: n
   return { db, sqlite, stats }
 }
 
-const waitFor = async (what: string, condition: () => boolean, timeoutMs = 10_000) => {
-  const deadline = Date.now() + timeoutMs
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
+/** Waits until `condition` holds (what it waits for is in the caller's words, `_what`). */
+const waitFor = (_what: string, condition: () => boolean) => waitUntil(condition, Boolean)
 
 /** Background checkpoints run on SQLite files only: these tests run once, in the SQLite project. */
 describe.skipIf(dialect !== 'sqlite')('background checkpoints (SQLite)', () => {
