@@ -394,11 +394,22 @@ describe('webhook delivery to a real receiver (inline worker)', () => {
     const capped = await createEndpoint(api, ['operator.created'], retryAfter(503, 7200))
     const targets = [plain, shorter, tenMinutes, capped]
     await createOperator(api)
-    const firstAttempts = await Promise.all(
+    const ids = targets.map((e) => e.endpoint.id)
+    const deliveryIds = await Promise.all(
       targets.map(async ({ path }) => {
         const [first] = await receiver.waitForRequests(path, 1)
         const id = header(first as ReceivedRequest, 'x-service-id') ?? ''
-        const scheduled = await settledDelivery(api, id, (d) => d.attempts.length === 1)
+        await settledDelivery(api, id, (d) => d.attempts.length === 1)
+        return id
+      }),
+    )
+    // Every first attempt recorded and the app parked, then read: the delivery and its attempts are
+    // two reads, which a record committing between them would set apart.
+    await nextAttemptAt(clock, t.db, ids)
+    const firstAttempts = await Promise.all(
+      deliveryIds.map(async (id) => {
+        const scheduled = await getDelivery(api, id)
+        expect(scheduled.attempts).toHaveLength(1)
         const at = Date.parse(scheduled.attempts[0]?.attempted_at ?? '')
         return { id, at, wait: Date.parse(scheduled.next_attempt_at ?? '') - at }
       }),
@@ -417,7 +428,6 @@ describe('webhook delivery to a real receiver (inline worker)', () => {
     expect(cappedWait).toBe(RETRY_AFTER_CAP_MS)
 
     // Stepped from one due retry to the next: none is sent before its time.
-    const ids = targets.map((e) => e.endpoint.id)
     while ((await stepToNextAttempt(clock, t.db, ids)) !== undefined) {}
     for (const [i, { path }] of targets.entries()) {
       const { id, at, wait } = firstAttempts[i] as (typeof firstAttempts)[number]
