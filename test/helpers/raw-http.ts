@@ -1,5 +1,6 @@
 import net from 'node:net'
-import { afterAll, beforeAll } from 'vitest'
+import { afterAll, beforeAll, expect } from 'vitest'
+import { BODY_LIMIT_BYTES } from '../../src/http/error-handler.js'
 import { buildTestApp, type TestApp } from './app.js'
 
 const CONTINUE = 'HTTP/1.1 100 Continue\r\n\r\n'
@@ -150,4 +151,22 @@ export function parseAnswer(raw: string): RawAnswer {
     }),
   )
   return { interim, status: Number(statusLine.split(' ')[1]), headers, body: JSON.parse(rest.slice(at + 4)) }
+}
+
+/**
+ * A raw answer that is the 413 envelope of a body over the limit, with no interim answer before it
+ * (no `100 Continue` that would have the client upload the body) and the connection closed.
+ */
+export function expectBodyTooLarge(raw: string): void {
+  const answer = parseAnswer(raw)
+  expect(answer.interim).toEqual([])
+  expect(answer.status).toBe(413)
+  expect(answer.headers.connection).toBe('close')
+  expect(answer.headers['x-request-id']).toMatch(/^req_[0-9a-f]{24}$/)
+  expect(answer.body.error).toEqual({
+    type: 'bad_request',
+    code: 'body_too_large',
+    message: `The request body is larger than ${BODY_LIMIT_BYTES} bytes.`,
+    request_id: answer.headers['x-request-id'],
+  })
 }

@@ -1,10 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest'
 import { LINGER_MAX_BYTES } from '../../src/http/client-errors.js'
-import { BODY_LIMIT_BYTES } from '../../src/http/error-handler.js'
 import {
   chunkOf,
+  expectBodyTooLarge,
   LAST_CHUNK,
-  parseAnswer,
   rawRequest,
   sendUntilCut,
   useListeningApp,
@@ -25,24 +24,10 @@ describe('a body over the limit, sent whole: the 413 envelope, not a broken pipe
     'POST /v1/operators HTTP/1.1\r\nHost: x\r\n' +
     `Authorization: Bearer ${secret}\r\nContent-Type: application/json\r\n${framing}\r\n`
 
-  const expectTooLarge = (raw: string) => {
-    const answer = parseAnswer(raw)
-    expect(answer.interim).toEqual([])
-    expect(answer.status).toBe(413)
-    expect(answer.headers.connection).toBe('close')
-    expect(answer.headers['x-request-id']).toMatch(/^req_[0-9a-f]{24}$/)
-    expect(answer.body.error).toEqual({
-      type: 'bad_request',
-      code: 'body_too_large',
-      message: `The request body is larger than ${BODY_LIMIT_BYTES} bytes.`,
-      request_id: answer.headers['x-request-id'],
-    })
-  }
-
   for (const size of [2 * MiB, 8 * MiB, 32 * MiB]) {
     it(`${size / MiB} MiB with Content-Length`, async () => {
       const head = createOperatorHead(`Content-Length: ${size}\r\n`)
-      expectTooLarge(
+      expectBodyTooLarge(
         await rawRequest(served.port, Buffer.concat([Buffer.from(head), Buffer.alloc(size, 'a')])),
       )
     })
@@ -51,7 +36,7 @@ describe('a body over the limit, sent whole: the 413 envelope, not a broken pipe
       const chunk = chunkOf(Buffer.alloc(MiB, 'a'))
       const body = [...Array.from({ length: size / MiB }, () => chunk), Buffer.from(LAST_CHUNK)]
       const head = createOperatorHead('Transfer-Encoding: chunked\r\n')
-      expectTooLarge(await rawRequest(served.port, Buffer.concat([Buffer.from(head), ...body])))
+      expectBodyTooLarge(await rawRequest(served.port, Buffer.concat([Buffer.from(head), ...body])))
     })
   }
 
@@ -83,6 +68,6 @@ describe('a body over the limit, sent whole: the 413 envelope, not a broken pipe
       Buffer.alloc(1024, 'a'),
       { everyMs: 50 },
     )
-    expectTooLarge(received)
+    expectBodyTooLarge(received)
   })
 })

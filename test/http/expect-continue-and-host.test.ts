@@ -1,6 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest'
-import { BODY_LIMIT_BYTES } from '../../src/http/error-handler.js'
-import { parseAnswer, rawRequest, useListeningApp } from '../helpers/raw-http.js'
+import { expectBodyTooLarge, parseAnswer, rawRequest, useListeningApp } from '../helpers/raw-http.js'
 
 // Over a real port: `inject` has no `Expect` handshake and always sends a Host header.
 describe('Expect: 100-continue and the Host header, over a socket', () => {
@@ -21,17 +20,7 @@ describe('Expect: 100-continue and the Host header, over a socket', () => {
     const raw = await rawRequest(served.port, createOperatorHead(size, 'Expect: 100-continue\r\n'), {
       bodyAfterContinue: Buffer.alloc(size, 'a'),
     })
-    const answer = parseAnswer(raw)
-    expect(answer.interim).toEqual([])
-    expect(answer.status).toBe(413)
-    expect(answer.headers.connection).toBe('close')
-    expect(answer.headers['x-request-id']).toMatch(/^req_[0-9a-f]{24}$/)
-    expect(answer.body.error).toEqual({
-      type: 'bad_request',
-      code: 'body_too_large',
-      message: `The request body is larger than ${BODY_LIMIT_BYTES} bytes.`,
-      request_id: answer.headers['x-request-id'],
-    })
+    expectBodyTooLarge(raw)
   })
 
   it('a body within the limit announced with Expect: 100-continue gets 100, then its answer', async () => {
