@@ -27,10 +27,10 @@ import { buildApp } from '../src/app.js'
 import { type Config, loadConfig } from '../src/config.js'
 import { openServiceDatabase } from '../src/db/connection.js'
 import { migrateToLatest } from '../src/db/migrate.js'
-import type { Db } from '../src/db/types.js'
 import { EventRetention, retentionWindowMs } from '../src/modules/events/retention.js'
 import { createKey } from '../src/modules/keys/service.js'
 import { deliveryRetention } from '../src/modules/webhooks/service.js'
+import { rowCount } from '../test/helpers/rows.js'
 import { WebhookReceiver } from '../test/helpers/webhook-receiver.js'
 import { benchSchema } from './postgres-schema.js'
 
@@ -48,16 +48,6 @@ function intEnv(name: string, fallback: number): number {
   if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a whole number ≥ 1`)
   return value
 }
-
-const count = async (db: Db, table: 'events' | 'webhook_deliveries' | 'webhook_attempts') =>
-  Number(
-    (
-      await db
-        .selectFrom(table)
-        .select((eb) => eb.fn.countAll().as('n'))
-        .executeTakeFirstOrThrow()
-    ).n,
-  )
 
 interface Result {
   dialect: string
@@ -133,9 +123,9 @@ async function run(dialect: string, databaseUrl: string, receiver: WebhookReceiv
     const pass = await retention.purge()
     const seconds = (performance.now() - passStarted) / 1000
     const left =
-      (await count(handle, 'events')) +
-      (await count(handle, 'webhook_deliveries')) +
-      (await count(handle, 'webhook_attempts'))
+      (await rowCount(handle, 'events')) +
+      (await rowCount(handle, 'webhook_deliveries')) +
+      (await rowCount(handle, 'webhook_attempts'))
     return {
       dialect,
       createsPerSecond,

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createWorker } from '../../../src/app.js'
 import { openServiceDatabase } from '../../../src/db/connection.js'
-import type { Database } from '../../../src/db/schema.js'
 import type { Db } from '../../../src/db/types.js'
 import {
   EventRetention,
@@ -23,6 +22,7 @@ import {
 } from '../../helpers/assertions.js'
 import { useTestClock } from '../../helpers/clock.js'
 import { eventsOf, freshAccount } from '../../helpers/fixtures.js'
+import { rowCount } from '../../helpers/rows.js'
 import { deliveriesOf, deliveriesWhen, endpointOn } from '../../helpers/webhook-endpoints.js'
 import { WebhookReceiver } from '../../helpers/webhook-receiver.js'
 import { world } from '../../helpers/world.js'
@@ -49,16 +49,6 @@ async function age(db: Db, table: 'events' | 'webhook_deliveries', ids: string[]
     .where('id', 'in', ids)
     .execute()
 }
-
-const countOf = async (db: Db, table: keyof Database) =>
-  Number(
-    (
-      await db
-        .selectFrom(table)
-        .select((eb) => eb.fn.countAll().as('n'))
-        .executeTakeFirstOrThrow()
-    ).n,
-  )
 
 const createOperator = async (api: ApiClient) => {
   const res = await api.post<Operator>('/v1/operators', { ident: uniq('op') })
@@ -146,7 +136,7 @@ describe('retention: what a pass deletes and what it keeps', () => {
         .set({ created_at: Date.now() - 40 * DAY_MS })
         .where('account_id', '=', w.accountId)
         .execute()
-    const recordCounts = await Promise.all(records.map((table) => countOf(t.db, table)))
+    const recordCounts = await Promise.all(records.map((table) => rowCount(t.db, table)))
 
     const old = 31 * DAY_MS
     await age(
@@ -166,11 +156,11 @@ describe('retention: what a pass deletes and what it keeps', () => {
       .set({ status: 'pending', next_attempt_at: Date.now() + DAY_MS })
       .where('id', '=', pending.id)
       .execute()
-    const attemptsBefore = await countOf(t.db, 'webhook_attempts')
+    const attemptsBefore = await rowCount(t.db, 'webhook_attempts')
 
     const pass = await retentionOf(t).purge()
     expect(pass).toMatchObject({ events: 2, deliveries: 2, attempts: 2 })
-    expect(await countOf(t.db, 'webhook_attempts')).toBe(attemptsBefore - 2)
+    expect(await rowCount(t.db, 'webhook_attempts')).toBe(attemptsBefore - 2)
     for (const event of [gone1, gone2]) {
       expectError(await w.root.get(`/v1/events/${event.id}`), 404, 'not_found', 'resource_missing')
       expectError(
@@ -186,7 +176,7 @@ describe('retention: what a pass deletes and what it keeps', () => {
       'pending',
     )
     expect((await w.root.get(`/v1/webhook-deliveries/${deliveryOf(young).id}`)).status).toBe(200)
-    expect(await Promise.all(records.map((table) => countOf(t.db, table)))).toEqual(recordCounts)
+    expect(await Promise.all(records.map((table) => rowCount(t.db, table)))).toEqual(recordCounts)
     expect((await w.root.get(`/v1/sessions/${session.id}`)).status).toBe(200)
 
     // Once the pending delivery is done, the next pass takes it and then its event.
@@ -393,8 +383,8 @@ describe('retention: the tables hold exactly the window of writes while the serv
           .executeTakeFirstOrThrow()
       ).n,
     ),
-    await countOf(t.db, 'webhook_deliveries'),
-    await countOf(t.db, 'webhook_attempts'),
+    await rowCount(t.db, 'webhook_deliveries'),
+    await rowCount(t.db, 'webhook_attempts'),
   ]
 
   it('after each pass of its loop, keeps the rows of the writes at most the window old and no others', async () => {
