@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type ApiClient, buildTestApp, type TestApp } from '../helpers/app.js'
-import { uniq } from '../helpers/assertions.js'
+import { expectError, uniq } from '../helpers/assertions.js'
+import { pairedDevice } from '../helpers/fixtures.js'
 import { registeredRoutes } from '../helpers/routes.js'
 import { expectRouteSecured, type PrepareRequest } from '../helpers/security.js'
 
@@ -164,6 +165,12 @@ const REQUESTS: Record<string, PrepareRequest> = {
   }),
 }
 
+/**
+ * Routes any valid key may call, whatever its scopes, a device's key too: each answers about the
+ * caller's own account and nothing else.
+ */
+const ANY_KEY = ['GET /v1/account']
+
 describe('security of every /v1 route', () => {
   let t: TestApp
   // Endpoints point at the loopback discard port; no worker runs, so nothing is ever sent there.
@@ -178,7 +185,25 @@ describe('security of every /v1 route', () => {
   it('has the security cases of every route that needs a key, and of no other', () => {
     const routes = guarded().map((r) => `${r.method} ${r.url}`)
     expect(routes.length).toBeGreaterThan(20)
-    expect(Object.keys(REQUESTS).sort()).toEqual(routes.sort())
+    expect([...Object.keys(REQUESTS), ...ANY_KEY].sort()).toEqual(routes.sort())
+  })
+
+  it("GET /v1/account: 401 without a key; any key, with no scope or a device's, reads its own account only", async () => {
+    expectError(await t.client(undefined).get('/v1/account'), 401, 'authentication_error')
+    const account = uniq('sec')
+    const owner = await t.key({ account, mode: 'live' })
+    const unscoped = await t.key({ account, mode: 'live', scopes: [] })
+    const other = await t.key({ account: uniq('other'), mode: 'test' })
+    const paired = await pairedDevice(t, t.client(owner.secret))
+    const ownAccount = { object: 'account', id: owner.account_id, name: account, livemode: true }
+    for (const api of [t.client(owner.secret), t.client(unscoped.secret), paired.api]) {
+      const res = await api.get('/v1/account')
+      expect(res.status, JSON.stringify(res.body)).toBe(200)
+      expect(res.body).toEqual(ownAccount)
+    }
+    const res = await t.client(other.secret).get('/v1/account')
+    expect(res.body).toMatchObject({ id: other.account_id, livemode: false })
+    expect(res.body).not.toMatchObject({ id: owner.account_id })
   })
 
   it.each(Object.entries(REQUESTS))(
