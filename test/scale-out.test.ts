@@ -238,13 +238,18 @@ describe.skipIf(dialect !== 'postgres' || !redisProbe)('scale-out on PostgreSQL 
     let killed = false
     let sent = 0
     let acknowledged = 0
+    /** Requests sent to the process to be killed and not answered yet. */
+    let inFlightOnA = 0
     /** The answer of `write`, sent to `target`; undefined when the connection failed (the answer is lost). */
     const send = async (target: ApiProcess, write: Write): Promise<Answer | undefined> => {
+      if (target === a) inFlightOnA += 1
       try {
         return await call(target, secret, 'POST', `/v1/${write.resource}`, write.body, write.key)
       } catch (error) {
         if (target === a && killed) return undefined
         throw error
+      } finally {
+        if (target === a) inFlightOnA -= 1
       }
     }
     /** Fails on any answer but 201, with what the process that gave it logged (warnings and errors). */
@@ -289,10 +294,13 @@ describe.skipIf(dialect !== 'postgres' || !redisProbe)('scale-out on PostgreSQL 
       }
     }
     const load = Promise.all(Array.from({ length: CONNECTIONS }, connection))
+    // The kill comes once enough writes are acknowledged, at a moment when requests are in flight on
+    // the process killed (the scenario is about their answers being lost; checked when it is read
+    // rather than left to how the requests happen to be spread at that instant).
     await waitUntil(
-      () => acknowledged,
-      (n) => n >= KILL_AFTER,
-      { timeoutMs: LOAD_MS, everyMs: 10 },
+      () => ({ acknowledged, inFlightOnA }),
+      (state) => state.acknowledged >= KILL_AFTER && state.inFlightOnA > 0,
+      { timeoutMs: LOAD_MS, everyMs: 1 },
     )
     killed = true
     a.child.kill('SIGKILL')
