@@ -1,17 +1,15 @@
-import type { Browser, Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type ApiClient, errorOf, type TestApp } from '../helpers/app.js'
+import { describe, expect, it } from 'vitest'
+import { type ApiClient, errorOf } from '../helpers/app.js'
 import type { Device, Location, Operator } from '../helpers/assertions.js'
 import {
   accessibilityViolations,
   chromiumAvailable,
   expectUsablePage,
   horizontalOverflow,
-  launchChromium,
   SCREENS,
   screenshot,
 } from '../helpers/browser.js'
-import { buildConsoleTestApp, consolePage, listen, openFromMenu, signIn } from '../helpers/console.js'
+import { openFromMenu, useConsole } from '../helpers/console.js'
 import { pairFrom } from '../helpers/fixtures.js'
 
 /** A pairing code as the API makes it: 8 characters without 0, O, 1 or I, a dash in the middle. */
@@ -29,18 +27,12 @@ type Pairing = { device: Device; key: { secret: string } }
  * device that requires PINs. For each screen a service of its own and one page walked in order.
  */
 describe.runIf(chromiumAvailable()).each(SCREENS)('the devices page, on a $name', (screen) => {
-  let t: TestApp
-  let base: string
-  let browser: Browser
-  let page: Page
-  let consoleErrors: string[]
-  let key: string
   /** The north gate's key, paired through the API before the page opens. */
   let northKey: string
   const devices: Record<string, Device> = {}
   const desktop = screen.name === 'desktop'
 
-  const api = () => t.client(key)
+  const api = () => ui.t.client(ui.key)
   const deviceOverApi = async (code: string) => {
     const found = await api().get<{ data: Device[] }>(`/v1/devices?code=${code}`)
     expect(found.status).toBe(200)
@@ -53,61 +45,52 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the devices page, on a $name'
 
   /** The device's row on the page, by the name of its Pair button (its code). */
   const deviceRow = (code: string) =>
-    page
+    ui.page
       .getByRole('row')
-      .filter({ has: page.getByRole('button', { name: new RegExp(`^Pair( again)? ${code}$`) }) })
-  const pairingPanel = (code: string) => page.getByRole('region', { name: `Pairing code for ${code}` })
+      .filter({ has: ui.page.getByRole('button', { name: new RegExp(`^Pair( again)? ${code}$`) }) })
+  const pairingPanel = (code: string) => ui.page.getByRole('region', { name: `Pairing code for ${code}` })
 
   /** What has the focus, by its accessible name as the page gives it (`aria-label`), else its id. */
   const focused = () =>
-    page.evaluate<string | null>(
+    ui.page.evaluate<string | null>(
       "document.activeElement && (document.activeElement.getAttribute('aria-label') || document.activeElement.id)",
     )
 
   const scanAtNorthGate = (device: ApiClient, body: Record<string, unknown>) =>
     device.post('/v1/scans', { device_id: 'GATE-N', operator_ident: 'W-001', ...body })
 
-  beforeAll(async () => {
-    t = await buildConsoleTestApp()
-    base = await listen(t)
-    key = (await t.key({ mode: 'test' })).secret
-    const location = await api().post<Location>('/v1/locations', {
-      name: 'North depot',
-      timezone: 'Europe/Paris',
-    })
-    expect(location.status).toBe(201)
-    for (const body of [
-      { code: 'GATE-S', name: 'South gate' },
-      { code: 'GATE-N', name: 'North gate', location_id: location.body.id },
-    ]) {
-      const created = await api().post<Device>('/v1/devices', body)
-      expect(created.status).toBe(201)
-      devices[body.code] = created.body
-    }
-    expect((await api().post('/v1/operators', { ident: 'W-001', name: 'Ada Lovelace' })).status).toBe(201)
-    // The north gate's tablet paired and seen (its first request records last_seen_at).
-    const code = await api().post<{ code: string }>(`/v1/devices/${devices['GATE-N']?.id}/pairing-codes`)
-    const paired = await pairFrom<Pairing>(t, code.body.code)
-    expect(paired.status).toBe(201)
-    northKey = paired.body.key.secret
-    expect((await t.client(northKey).get('/v1/devices/current')).status).toBe(200)
-
-    browser = await launchChromium()
-    ;({ page, errors: consoleErrors } = await consolePage(browser, screen))
+  const ui = useConsole(screen, {
     // The page's clock, flowing as the real one until a test moves it past a code's expiry.
-    await page.clock.install()
-    await signIn(page, base, key)
+    beforeSignIn: (page) => page.clock.install(),
+    seed: async () => {
+      const location = await api().post<Location>('/v1/locations', {
+        name: 'North depot',
+        timezone: 'Europe/Paris',
+      })
+      expect(location.status).toBe(201)
+      for (const body of [
+        { code: 'GATE-S', name: 'South gate' },
+        { code: 'GATE-N', name: 'North gate', location_id: location.body.id },
+      ]) {
+        const created = await api().post<Device>('/v1/devices', body)
+        expect(created.status).toBe(201)
+        devices[body.code] = created.body
+      }
+      expect((await api().post('/v1/operators', { ident: 'W-001', name: 'Ada Lovelace' })).status).toBe(201)
+      // The north gate's tablet paired and seen (its first request records last_seen_at).
+      const code = await api().post<{ code: string }>(`/v1/devices/${devices['GATE-N']?.id}/pairing-codes`)
+      const paired = await pairFrom<Pairing>(ui.t, code.body.code)
+      expect(paired.status).toBe(201)
+      northKey = paired.body.key.secret
+      expect((await ui.t.client(northKey).get('/v1/devices/current')).status).toBe(200)
+    },
     // A build of the console, a browser and a service, on a machine shared with other suites.
-  }, 90_000)
-
-  afterAll(async () => {
-    await browser?.close()
-    await t?.close()
+    timeoutMs: 90_000,
   })
 
   it('lists each device with its location, whether it is paired, when it was last seen and require_pin', async () => {
-    await openFromMenu(page, 'Devices')
-    await page.getByRole('heading', { name: 'Devices', level: 1 }).waitFor()
+    await openFromMenu(ui.page, 'Devices')
+    await ui.page.getByRole('heading', { name: 'Devices', level: 1 }).waitFor()
     const north = deviceRow('GATE-N')
     await expect
       .poll(() => north.innerText())
@@ -117,21 +100,23 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the devices page, on a $name'
     expect(await south.innerText()).toMatch(/South gate\s+GATE-S\s+—\s+not paired\s+never/)
     expect(await south.getByRole('button', { name: 'Unpair GATE-S' }).count()).toBe(0)
     for (const code of ['GATE-N', 'GATE-S']) {
-      expect(await page.getByRole('checkbox', { name: `Require a PIN at ${code}` }).isChecked()).toBe(false)
+      expect(await ui.page.getByRole('checkbox', { name: `Require a PIN at ${code}` }).isChecked()).toBe(
+        false,
+      )
     }
-    await page.getByText('2 devices shown.').waitFor()
-    await expectUsablePage(page, screen, 'devices', ['devices'])
-    if (desktop) await screenshot(page, 'console-devices', 'kiosk')
+    await ui.page.getByText('2 devices shown.').waitFor()
+    await expectUsablePage(ui.page, screen, 'devices', ['devices'])
+    if (desktop) await screenshot(ui.page, 'console-devices', 'kiosk')
   })
 
   it("adds a device through its form; a code already taken is refused with the API's message", async () => {
-    const form = page.getByRole('form', { name: 'New device' })
+    const form = ui.page.getByRole('form', { name: 'New device' })
     await form.getByLabel('Code').fill('GATE-N')
     await form.getByRole('button', { name: 'Add device' }).click()
     const taken = await api().post('/v1/devices', { code: 'GATE-N' })
     expect(taken.status).toBeGreaterThanOrEqual(400)
     await form.getByText(errorOf(taken).message).waitFor()
-    expect(await accessibilityViolations(page), 'refused form').toEqual([])
+    expect(await accessibilityViolations(ui.page), 'refused form').toEqual([])
 
     await form.getByLabel('Code').fill('GATE-E')
     await form.getByLabel('Name').fill('East gate')
@@ -148,13 +133,13 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the devices page, on a $name'
       location_id: devices['GATE-N']?.location_id,
       require_pin: true,
     })
-    expect(await page.getByRole('checkbox', { name: 'Require a PIN at GATE-E' }).isChecked()).toBe(true)
+    expect(await ui.page.getByRole('checkbox', { name: 'Require a PIN at GATE-E' }).isChecked()).toBe(true)
   })
 
   it('Pair shows a large code and its expiry; the code pairs the device over HTTP and the page says so', async () => {
     // From the keyboard: the code takes the focus, so a screen reader reads it out.
-    await page.getByRole('button', { name: 'Pair GATE-E', exact: true }).focus()
-    await page.keyboard.press('Enter')
+    await ui.page.getByRole('button', { name: 'Pair GATE-E', exact: true }).focus()
+    await ui.page.keyboard.press('Enter')
     const panel = pairingPanel('GATE-E')
     await panel.waitFor()
     await expect.poll(focused).toBe('Pairing code for GATE-E')
@@ -162,12 +147,12 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the devices page, on a $name'
     expect(code).toMatch(PAIRING_CODE)
     // Large: read across a room, or off a phone held up to the tablet.
     // (An expression string: the test's TypeScript has no DOM types.)
-    const size = await page.evaluate<number>(
+    const size = await ui.page.evaluate<number>(
       "parseFloat(getComputedStyle(document.querySelector('.pairing-code')).fontSize)",
     )
     expect(size).toBeGreaterThanOrEqual(desktop ? 48 : 36)
     // Whole on the screen, a phone's too: the code's right edge is inside the window.
-    const right = await page.evaluate<number>(
+    const right = await ui.page.evaluate<number>(
       "document.querySelector('.pairing-code').getBoundingClientRect().left + document.querySelector('.pairing-code').scrollWidth",
     )
     expect(right).toBeLessThanOrEqual(screen.viewport.width)
@@ -189,16 +174,16 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the devices page, on a $name'
       .poll(() => panel.innerText())
       .toMatch(new RegExp(`Expires at ${inParis} \\(in (10:0[0-2]|9:[0-5]\\d)\\)`))
     const text = await panel.innerText()
-    expect(text).toContain(`open ${base}/kiosk and enter this code`)
-    expect(await accessibilityViolations(page), 'pairing code').toEqual([])
-    expect(await horizontalOverflow(page), 'pairing code scrolls sideways').toBeLessThanOrEqual(0)
-    if (desktop) await screenshot(page, 'console-pairing-code', 'kiosk')
+    expect(text).toContain(`open ${ui.base}/kiosk and enter this code`)
+    expect(await accessibilityViolations(ui.page), 'pairing code').toEqual([])
+    expect(await horizontalOverflow(ui.page), 'pairing code scrolls sideways').toBeLessThanOrEqual(0)
+    if (desktop) await screenshot(ui.page, 'console-pairing-code', 'kiosk')
 
-    const pairing = await pairFrom<Pairing>(t, code)
+    const pairing = await pairFrom<Pairing>(ui.t, code)
     expect(pairing.status, JSON.stringify(pairing.body)).toBe(201)
     expect(pairing.body.device).toMatchObject({ code: 'GATE-E', paired: true })
     expect(pairing.body.key.secret).toMatch(/^dk_test_/)
-    expect((await t.client(pairing.body.key.secret).get('/v1/devices/current')).status).toBe(200)
+    expect((await ui.t.client(pairing.body.key.secret).get('/v1/devices/current')).status).toBe(200)
     // The page looks every few seconds while it waits for the tablet.
     await panel
       .getByText('Paired: the tablet at GATE-E holds its key and can scan.')
@@ -211,34 +196,34 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the devices page, on a $name'
   })
 
   it('Unpair asks first; then the device shows not paired and its key is refused', async () => {
-    await page.getByRole('button', { name: 'Unpair GATE-N' }).click()
-    const question = page.getByRole('group', { name: 'Unpair GATE-N?' })
+    await ui.page.getByRole('button', { name: 'Unpair GATE-N' }).click()
+    const question = ui.page.getByRole('group', { name: 'Unpair GATE-N?' })
     await question.waitFor()
     expect(await question.innerText()).toContain('within 5 seconds the tablet can no longer scan')
-    expect(await accessibilityViolations(page), 'unpair question').toEqual([])
+    expect(await accessibilityViolations(ui.page), 'unpair question').toEqual([])
     // Escape cancels: nothing is sent.
-    await page.keyboard.press('Escape')
+    await ui.page.keyboard.press('Escape')
     await question.waitFor({ state: 'detached' })
     await expect.poll(focused).toBe('Unpair GATE-N')
     expect((await deviceOverApi('GATE-N')).paired).toBe(true)
 
-    await page.getByRole('button', { name: 'Unpair GATE-N' }).click()
+    await ui.page.getByRole('button', { name: 'Unpair GATE-N' }).click()
     await question.getByRole('button', { name: 'Unpair' }).click()
     await expect.poll(() => deviceRow('GATE-N').innerText()).toMatch(/GATE-N\s+North depot\s+not paired/)
-    expect(await page.getByRole('button', { name: 'Unpair GATE-N' }).count()).toBe(0)
+    expect(await ui.page.getByRole('button', { name: 'Unpair GATE-N' }).count()).toBe(0)
     await expect.poll(focused).toBe('Pair GATE-N')
     expect((await deviceOverApi('GATE-N')).paired).toBe(false)
     // Refused within the key cache's 5 s.
     await expect
-      .poll(async () => (await t.client(northKey).get('/v1/devices/current')).status, {
+      .poll(async () => (await ui.t.client(northKey).get('/v1/devices/current')).status, {
         timeout: 8000,
         interval: 500,
       })
       .toBe(401)
     // Paired again for the PIN checks below, through the page's code.
-    await page.getByRole('button', { name: 'Pair GATE-N', exact: true }).click()
+    await ui.page.getByRole('button', { name: 'Pair GATE-N', exact: true }).click()
     const code = (await pairingPanel('GATE-N').locator('.pairing-code').innerText()).trim()
-    const pairing = await pairFrom<Pairing>(t, code)
+    const pairing = await pairFrom<Pairing>(ui.t, code)
     expect(pairing.status).toBe(201)
     northKey = pairing.body.key.secret
     await pairingPanel('GATE-N').getByText('Paired: the tablet at GATE-N').waitFor({ timeout: 15_000 })
@@ -246,7 +231,7 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the devices page, on a $name'
   })
 
   it('toggles require_pin, as the API then says', async () => {
-    const box = page.getByRole('checkbox', { name: 'Require a PIN at GATE-N' })
+    const box = ui.page.getByRole('checkbox', { name: 'Require a PIN at GATE-N' })
     await box.check()
     await expect.poll(async () => (await deviceOverApi('GATE-N')).require_pin).toBe(true)
     expect(await box.isChecked()).toBe(true)
@@ -257,18 +242,18 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the devices page, on a $name'
   })
 
   it('says when a code has expired; New code makes another and voids the first', async () => {
-    await page.getByRole('button', { name: 'Pair GATE-S', exact: true }).click()
+    await ui.page.getByRole('button', { name: 'Pair GATE-S', exact: true }).click()
     const panel = pairingPanel('GATE-S')
     const first = (await panel.locator('.pairing-code').innerText()).trim()
     expect(first).toMatch(PAIRING_CODE)
-    await page.clock.fastForward('10:01')
+    await ui.page.clock.fastForward('10:01')
     await panel.getByRole('status').getByText('This code has expired: make a new one.').waitFor()
     expect(await panel.locator('.pairing-code-expired').innerText()).toBe(first)
     expect(await panel.innerText()).not.toContain('Expires at')
-    expect(await accessibilityViolations(page), 'expired code').toEqual([])
+    expect(await accessibilityViolations(ui.page), 'expired code').toEqual([])
 
     // Back to the service's time, as the page's clock was.
-    await page.clock.setSystemTime(new Date())
+    await ui.page.clock.setSystemTime(new Date())
     await panel.getByRole('button', { name: 'New code' }).click()
     await expect.poll(async () => (await panel.locator('.pairing-code').innerText()).trim()).not.toBe(first)
     const second = (await panel.locator('.pairing-code').innerText()).trim()
@@ -279,7 +264,7 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the devices page, on a $name'
     await expect
       .poll(() => panel.innerText())
       .toMatch(/Expires at \d{2}:\d{2} UTC \(in (10:0[0-2]|9:[0-5]\d)\)/)
-    const voided = await pairFrom(t, first)
+    const voided = await pairFrom(ui.t, first)
     expect(voided.status).toBe(422)
     expect(errorOf(voided).code).toBe('invalid_pairing_code')
     await panel.getByRole('button', { name: 'Done' }).click()
@@ -291,61 +276,63 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the devices page, on a $name'
     expect((await api().delete(`/v1/devices/${south}`)).status).toBe(200)
     const refused = await api().post(`/v1/devices/${south}/pairing-codes`)
     expect(refused.status).toBe(404)
-    await page.getByRole('button', { name: 'Pair GATE-S', exact: true }).click()
+    await ui.page.getByRole('button', { name: 'Pair GATE-S', exact: true }).click()
     const alert = deviceRow('GATE-S').locator('xpath=following-sibling::tr[1]').getByRole('alert')
     await alert.getByText(errorOf(refused).message).waitFor()
     expect(await alert.innerText()).toMatch(/Request id: req_\w+/)
     // Clicked, not checked: the box stays as the API left it, unticked.
-    await page.getByRole('checkbox', { name: 'Require a PIN at GATE-S' }).click()
+    await ui.page.getByRole('checkbox', { name: 'Require a PIN at GATE-S' }).click()
     await deviceRow('GATE-S').getByRole('alert').getByText(errorOf(refused).message).waitFor()
-    expect(await accessibilityViolations(page), 'refusals').toEqual([])
+    expect(await accessibilityViolations(ui.page), 'refusals').toEqual([])
   })
 
   it("sets an operator's PIN masked, checked in the page; a scan with it is accepted; then clears it", async () => {
     const patches: string[] = []
-    page.on('request', (request) => {
+    ui.page.on('request', (request) => {
       if (request.method() === 'PATCH' && new URL(request.url()).pathname.startsWith('/v1/operators/'))
         patches.push(request.postData() ?? '')
     })
-    await openFromMenu(page, 'Operators')
-    await page.getByRole('heading', { name: 'Operators', level: 1 }).waitFor()
-    const row = page.getByRole('row').filter({ has: page.getByRole('button', { name: 'Deactivate W-001' }) })
+    await openFromMenu(ui.page, 'Operators')
+    await ui.page.getByRole('heading', { name: 'Operators', level: 1 }).waitFor()
+    const row = ui.page
+      .getByRole('row')
+      .filter({ has: ui.page.getByRole('button', { name: 'Deactivate W-001' }) })
     // No PIN yet: the row (once the list is read) says "none".
     await row.getByText('none', { exact: true }).waitFor()
     await row.getByRole('button', { name: 'Set the PIN of W-001' }).click()
-    const input = page.getByLabel('New PIN for W-001 (4 to 8 digits)')
+    const input = ui.page.getByLabel('New PIN for W-001 (4 to 8 digits)')
     // Opened to type in: the input has the focus.
     await expect.poll(focused).toMatch(/^pin-op_/)
     expect(await input.getAttribute('type')).toBe('password')
     // Refused in the page, before any request: letters, and too few digits.
     for (const wrong of ['73a1', '739']) {
       await input.fill(wrong)
-      await page.getByRole('button', { name: 'Save PIN' }).click()
-      await page.getByText('A PIN is 4 to 8 digits, nothing else.').waitFor()
+      await ui.page.getByRole('button', { name: 'Save PIN' }).click()
+      await ui.page.getByText('A PIN is 4 to 8 digits, nothing else.').waitFor()
       expect(await input.getAttribute('aria-invalid')).toBe('true')
       expect(await focused()).toMatch(/^pin-op_/)
     }
     expect(patches).toEqual([])
-    expect(await accessibilityViolations(page), 'PIN form refused').toEqual([])
+    expect(await accessibilityViolations(ui.page), 'PIN form refused').toEqual([])
 
     // Typed and sent from the keyboard (Enter), as a manager would.
     await input.fill('')
     await input.pressSequentially(PIN)
-    if (desktop) await screenshot(page, 'operators-pin')
-    await page.keyboard.press('Enter')
+    if (desktop) await screenshot(ui.page, 'operators-pin')
+    await ui.page.keyboard.press('Enter')
     await row.getByRole('status').getByText('PIN of W-001 saved.').waitFor()
     await expect.poll(focused).toBe('Change the PIN of W-001')
     expect(patches).toEqual([JSON.stringify({ pin: PIN })])
     expect(await row.getByText('set', { exact: true }).isVisible()).toBe(true)
     // Never shown back: not in the page, nor in what the page keeps.
-    expect(await page.content()).not.toContain(PIN)
+    expect(await ui.page.content()).not.toContain(PIN)
     expect(
-      await page.evaluate<string>('JSON.stringify(localStorage) + JSON.stringify(sessionStorage)'),
+      await ui.page.evaluate<string>('JSON.stringify(localStorage) + JSON.stringify(sessionStorage)'),
     ).not.toContain(PIN)
     expect(await operatorOverApi('W-001')).toMatchObject({ has_pin: true })
 
     // GATE-N requires PINs (set above): the right PIN is accepted, a wrong one refused.
-    const gate = t.client(northKey)
+    const gate = ui.t.client(northKey)
     const wrong = await scanAtNorthGate(gate, { pin: '0000' })
     expect(wrong.status).toBe(422)
     expect(errorOf(wrong).code).toBe('invalid_pin')
@@ -354,7 +341,7 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the devices page, on a $name'
     expect(right.body).toMatchObject({ result: 'checked_in', operator_name: 'Ada Lovelace' })
 
     await row.getByRole('button', { name: 'Clear the PIN of W-001' }).click()
-    const question = page.getByRole('group', { name: 'Clear the PIN of W-001?' })
+    const question = ui.page.getByRole('group', { name: 'Clear the PIN of W-001?' })
     await question.getByRole('button', { name: 'Clear the PIN' }).click()
     await row.getByRole('status').getByText('PIN of W-001 cleared.').waitFor()
     expect(await row.getByText('none', { exact: true }).isVisible()).toBe(true)
@@ -363,10 +350,10 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the devices page, on a $name'
     // Without a PIN the operator's scans at GATE-N are refused.
     const after = await scanAtNorthGate(gate, { pin: PIN, direction: 'out' })
     expect(errorOf(after).code).toBe('invalid_pin')
-    expect(await accessibilityViolations(page), 'operators').toEqual([])
+    expect(await accessibilityViolations(ui.page), 'operators').toEqual([])
   })
 
   it('logged no script error or CSP refusal beyond the refusals it provoked', () => {
-    expect(consoleErrors.filter((text) => !/status of (404|409|422)/.test(text))).toEqual([])
+    expect(ui.errors.filter((text) => !/status of (404|409|422)/.test(text))).toEqual([])
   })
 })

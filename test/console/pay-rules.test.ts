@@ -1,11 +1,9 @@
 import fs from 'node:fs'
-import type { Browser, Locator, Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { setKeyLabel } from '../../src/modules/keys/service.js'
-import type { TestApp } from '../helpers/app.js'
+import type { Locator } from 'playwright-core'
+import { describe, expect, it } from 'vitest'
 import type { List, Location, Operator, PayRule, Scan, Session } from '../helpers/assertions.js'
-import { chromiumAvailable, expectUsablePage, launchChromium, SCREENS } from '../helpers/browser.js'
-import { buildConsoleTestApp, consolePage, listen, openFromMenu, signIn } from '../helpers/console.js'
+import { chromiumAvailable, expectUsablePage, SCREENS } from '../helpers/browser.js'
+import { openFromMenu, useConsole } from '../helpers/console.js'
 
 /** Wall-clock time in Los Angeles in October 2026 (PDT, UTC−7) as the API's instant. */
 const la = (day: string, time: string) => new Date(`${day}T${time}:00-07:00`).toISOString()
@@ -24,16 +22,10 @@ const textOf = async (locator: Locator) => (await locator.innerText()).replace(/
  * walked through in order.
  */
 describe.runIf(chromiumAvailable()).each(SCREENS)('pay rules in the console, on a $name', (screen) => {
-  let t: TestApp
-  let base: string
-  let browser: Browser
-  let page: Page
-  let consoleErrors: string[]
-  let key: string
   const sessions: Record<string, string> = {}
 
-  const api = () => t.client(key)
-  const expectUsable = (name: string) => expectUsablePage(page, screen, name, ['session-breaks'])
+  const api = () => ui.t.client(ui.key)
+  const expectUsable = (name: string) => expectUsablePage(ui.page, screen, name, ['session-breaks'])
 
   /** Ada's session of a day, entered through the API with its breaks, and approved. */
   async function workDay(day: string, from: string, to: string, breaks: Array<[string, string, boolean?]>) {
@@ -70,71 +62,63 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('pay rules in the console, on 
 
   /** The row of a rule on the Pay rules page, by its name. */
   const ruleRow = (name: string) =>
-    page.getByRole('row').filter({ has: page.getByRole('button', { name: `Edit ${name}`, exact: true }) })
+    ui.page
+      .getByRole('row')
+      .filter({ has: ui.page.getByRole('button', { name: `Edit ${name}`, exact: true }) })
 
-  beforeAll(async () => {
-    t = await buildConsoleTestApp()
-    base = await listen(t)
-    const created = await t.key({ mode: 'test' })
-    key = created.secret
+  const ui = useConsole(screen, {
     // As `cli keys label` sets it: the session's history names the key by it.
-    await setKeyLabel(t.db, created.id, 'Ops manager')
-    await api().post('/v1/operators', { ident: 'W-001', name: 'Ada Lovelace', employee_id: 'HR-7' })
-    await api().post('/v1/operators', { ident: 'W-002', name: 'Grace Hopper' })
-    const location = await api().post<Location>('/v1/locations', {
-      name: 'Los Angeles depot',
-      timezone: 'America/Los_Angeles',
-    })
-    await api().post('/v1/devices', { code: 'GATE-LA', name: 'Depot gate', location_id: location.body.id })
-    // A rule nobody uses, which the page deletes.
-    expect((await api().post('/v1/pay-rules', { name: 'Old rule' })).status).toBe(201)
+    keyLabel: 'Ops manager',
+    seed: async () => {
+      await api().post('/v1/operators', { ident: 'W-001', name: 'Ada Lovelace', employee_id: 'HR-7' })
+      await api().post('/v1/operators', { ident: 'W-002', name: 'Grace Hopper' })
+      const location = await api().post<Location>('/v1/locations', {
+        name: 'Los Angeles depot',
+        timezone: 'America/Los_Angeles',
+      })
+      await api().post('/v1/devices', { code: 'GATE-LA', name: 'Depot gate', location_id: location.body.id })
+      // A rule nobody uses, which the page deletes.
+      expect((await api().post('/v1/pay-rules', { name: 'Old rule' })).status).toBe(201)
 
-    // Ada's week. Monday: 14 hours without a break (06:58 and 21:05 round to 07:00 and 21:00). Tuesday
-    // to Friday: 9 hours after an unpaid half hour (Tuesday also has a paid quarter). Saturday, by
-    // scans: 6 hours after a half-hour break.
-    await workDay('2026-10-19', '06:58', '21:05', [])
-    await workDay('2026-10-20', '08:00', '17:30', [
-      ['10:00', '10:15', true],
-      ['12:00', '12:30'],
-    ])
-    for (const day of ['2026-10-21', '2026-10-22', '2026-10-23']) {
-      await workDay(day, '08:00', '17:30', [['12:00', '12:30']])
-    }
-    const saturday = await scan('W-001', 'in', '2026-10-24', '08:00')
-    sessions['2026-10-24'] = saturday.session_id ?? ''
-    await scan('W-001', 'break_start', '2026-10-24', '11:00')
-    await scan('W-001', 'break_end', '2026-10-24', '11:30')
-    await scan('W-001', 'out', '2026-10-24', '14:30')
-    const scanned = await api().get<Session>(`/v1/sessions/${sessions['2026-10-24']}`)
-    if (scanned.body.review_status === 'pending') {
-      await api().post(`/v1/sessions/${sessions['2026-10-24']}/approve`, {})
-    }
-    // Grace: 9 hours on Monday without a break, still awaiting review; Wednesday, checked in only.
-    const grace = await api().post<Session>('/v1/sessions', {
-      operator_ident: 'W-002',
-      device_id: 'GATE-LA',
-      check_in: { time: la('2026-10-19', '09:00') },
-      check_out: { time: la('2026-10-19', '18:00') },
-    })
-    expect(grace.body.review_status).toBe('pending')
-    await scan('W-002', 'in', '2026-10-21', '08:00')
-
-    browser = await launchChromium()
-    ;({ page, errors: consoleErrors } = await consolePage(browser, screen))
-    await signIn(page, base, key)
-  }, 60_000)
-
-  afterAll(async () => {
-    await browser?.close()
-    await t?.close()
+      // Ada's week. Monday: 14 hours without a break (06:58 and 21:05 round to 07:00 and 21:00). Tuesday
+      // to Friday: 9 hours after an unpaid half hour (Tuesday also has a paid quarter). Saturday, by
+      // scans: 6 hours after a half-hour break.
+      await workDay('2026-10-19', '06:58', '21:05', [])
+      await workDay('2026-10-20', '08:00', '17:30', [
+        ['10:00', '10:15', true],
+        ['12:00', '12:30'],
+      ])
+      for (const day of ['2026-10-21', '2026-10-22', '2026-10-23']) {
+        await workDay(day, '08:00', '17:30', [['12:00', '12:30']])
+      }
+      const saturday = await scan('W-001', 'in', '2026-10-24', '08:00')
+      sessions['2026-10-24'] = saturday.session_id ?? ''
+      await scan('W-001', 'break_start', '2026-10-24', '11:00')
+      await scan('W-001', 'break_end', '2026-10-24', '11:30')
+      await scan('W-001', 'out', '2026-10-24', '14:30')
+      const scanned = await api().get<Session>(`/v1/sessions/${sessions['2026-10-24']}`)
+      if (scanned.body.review_status === 'pending') {
+        await api().post(`/v1/sessions/${sessions['2026-10-24']}/approve`, {})
+      }
+      // Grace: 9 hours on Monday without a break, still awaiting review; Wednesday, checked in only.
+      const grace = await api().post<Session>('/v1/sessions', {
+        operator_ident: 'W-002',
+        device_id: 'GATE-LA',
+        check_in: { time: la('2026-10-19', '09:00') },
+        check_out: { time: la('2026-10-19', '18:00') },
+      })
+      expect(grace.body.review_status).toBe('pending')
+      await scan('W-002', 'in', '2026-10-21', '08:00')
+    },
+    timeoutMs: 60_000,
   })
 
   it('creates a rule through its form, showing the refusal of the API on the field it names', async () => {
-    await openFromMenu(page, 'Pay rules')
-    await page.getByRole('heading', { name: 'Pay rules', level: 1 }).waitFor()
+    await openFromMenu(ui.page, 'Pay rules')
+    await ui.page.getByRole('heading', { name: 'Pay rules', level: 1 }).waitFor()
     await ruleRow('Old rule').waitFor()
-    await page.getByRole('button', { name: 'New pay rule' }).click()
-    const form = page.getByRole('form', { name: 'Create pay rule' })
+    await ui.page.getByRole('button', { name: 'New pay rule' }).click()
+    const form = ui.page.getByRole('form', { name: 'Create pay rule' })
     await form.getByLabel('Name').fill('California hourly')
     await form.getByLabel('To a multiple of').selectOption('15')
     await form.getByRole('button', { name: 'Add a break rule' }).click()
@@ -166,7 +150,7 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('pay rules in the console, on 
     expect(await textOf(row)).toMatch(
       /^California hourly Monday 15 min, both to the nearest After 5 h: 30 min, flagged if missing Daily over 8 h Double time over 12 h Weekly over 40 h Seventh day/,
     )
-    await page.getByText('2 pay rules shown.').waitFor()
+    await ui.page.getByText('2 pay rules shown.').waitFor()
     const created = (await rulesOverApi()).find((rule) => rule.name === 'California hourly')
     expect(created).toMatchObject({
       is_default: false,
@@ -178,8 +162,8 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('pay rules in the console, on 
   })
 
   it('edits the rule, refused first on the break rule the API names', async () => {
-    await page.getByRole('button', { name: 'Edit California hourly' }).click()
-    const form = page.getByRole('form', { name: 'Save California hourly' })
+    await ui.page.getByRole('button', { name: 'Edit California hourly' }).click()
+    const form = ui.page.getByRole('form', { name: 'Save California hourly' })
     await form.getByRole('button', { name: 'Add a break rule' }).click()
     await form.getByLabel('Rule 2: after more than (hours)').fill('10')
     const minutes = form.getByLabel('Rule 2: at least (minutes)')
@@ -205,23 +189,23 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('pay rules in the console, on 
   })
 
   it('makes the rule the default, and deletes an unused rule after a question', async () => {
-    await page.getByRole('button', { name: 'Make default: California hourly' }).click()
+    await ui.page.getByRole('button', { name: 'Make default: California hourly' }).click()
     await ruleRow('California hourly').getByText('default', { exact: true }).waitFor()
-    expect(await page.getByRole('button', { name: 'Make default: California hourly' }).count()).toBe(0)
+    expect(await ui.page.getByRole('button', { name: 'Make default: California hourly' }).count()).toBe(0)
     expect((await rulesOverApi()).find((r) => r.is_default)?.name).toBe('California hourly')
     await expectUsable('pay-rules')
 
-    await page.getByRole('button', { name: 'Delete Old rule' }).click()
-    const question = page.getByRole('group', { name: 'Delete the pay rule Old rule?' })
+    await ui.page.getByRole('button', { name: 'Delete Old rule' }).click()
+    const question = ui.page.getByRole('group', { name: 'Delete the pay rule Old rule?' })
     await question.getByRole('button', { name: 'Delete the rule' }).click()
-    await page.getByText('1 pay rule shown.').waitFor()
+    await ui.page.getByText('1 pay rule shown.').waitFor()
     expect((await rulesOverApi()).map((r) => r.name)).toEqual(['California hourly'])
   })
 
   it("sets and clears an operator's rule on the Operators page", async () => {
-    await openFromMenu(page, 'Operators')
-    const ada = page.getByLabel('Pay rule of W-001')
-    const grace = page.getByLabel('Pay rule of W-002')
+    await openFromMenu(ui.page, 'Operators')
+    const ada = ui.page.getByLabel('Pay rule of W-001')
+    const grace = ui.page.getByLabel('Pay rule of W-002')
     // Without a rule of their own, operators are counted by the default, which the menu names.
     await grace
       .locator('option', { hasText: 'Account default: California hourly' })
@@ -242,13 +226,13 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('pay rules in the console, on 
   })
 
   it('refuses plainly to delete a rule an operator has', async () => {
-    await openFromMenu(page, 'Pay rules')
-    await page.getByRole('button', { name: 'Delete California hourly' }).click()
-    await page
+    await openFromMenu(ui.page, 'Pay rules')
+    await ui.page.getByRole('button', { name: 'Delete California hourly' }).click()
+    await ui.page
       .getByRole('group', { name: 'Delete the pay rule California hourly?' })
       .getByRole('button', { name: 'Delete the rule' })
       .click()
-    const alert = page.getByRole('alert')
+    const alert = ui.page.getByRole('alert')
     await alert.waitFor()
     expect(await textOf(alert)).toMatch(
       /^This rule cannot be deleted: an operator still has it\. .* Give its operators another rule \(or the account default\) on the Operators page, then delete it\.$/,
@@ -257,17 +241,17 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('pay rules in the console, on 
   })
 
   it('splits the week into regular, overtime and double time, with the flags, per day', async () => {
-    await openFromMenu(page, 'Timesheets')
-    await page.getByText(/^(\d+ rows? shown|No session has a work date)/).waitFor()
-    await page.getByLabel('From', { exact: true }).fill(WEEK.from)
-    await page.getByLabel('To', { exact: true }).fill(WEEK.to)
+    await openFromMenu(ui.page, 'Timesheets')
+    await ui.page.getByText(/^(\d+ rows? shown|No session has a work date)/).waitFor()
+    await ui.page.getByLabel('From', { exact: true }).fill(WEEK.from)
+    await ui.page.getByLabel('To', { exact: true }).fill(WEEK.to)
     await Promise.all([
-      page.waitForResponse((response) => /\/v1\/timesheets\?.*from=2026-10-19/.test(response.url())),
-      page.getByRole('button', { name: 'Show timesheet', exact: true }).click(),
+      ui.page.waitForResponse((response) => /\/v1\/timesheets\?.*from=2026-10-19/.test(response.url())),
+      ui.page.getByRole('button', { name: 'Show timesheet', exact: true }).click(),
     ])
-    await page.getByText('8 rows shown.').waitFor()
+    await ui.page.getByText('8 rows shown.').waitFor()
     const rows = await Promise.all(
-      (await page.getByRole('row', { name: /W-00\d/ }).all()).map((row) => textOf(row)),
+      (await ui.page.getByRole('row', { name: /W-00\d/ }).all()).map((row) => textOf(row)),
     )
     // Columns: operator, name, employee id, date, hours, regular, overtime, double time, auto break,
     // pending, rejected, sessions, flags. Monday: 14 rounded hours, an hour deducted (no break after
@@ -285,34 +269,34 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('pay rules in the console, on 
       'W-002 Grace Hopper — 2026-10-19 0.00 0.00 0.00 0.00 0.00 9.00 0.00 1 Missed break Pending review',
       'W-002 Grace Hopper — 2026-10-21 0.00 0.00 0.00 0.00 0.00 0.00 0.00 1 (1 open) Open session',
     ])
-    const total = page.getByRole('row', { name: /^Total/ })
+    const total = ui.page.getByRole('row', { name: /^Total/ })
     await total.getByText(/^Total of all/).waitFor()
     expect(await textOf(total)).toBe('Total of all 8 rows 55.00 40.00 14.00 1.00 1.00 9.00 0.00 8')
   })
 
   it("totals each operator's workweek per week, and downloads that CSV", async () => {
-    await page.getByLabel('Per', { exact: true }).selectOption('week')
+    await ui.page.getByLabel('Per', { exact: true }).selectOption('week')
     await Promise.all([
-      page.waitForResponse((response) => /\/v1\/timesheets\?.*group_by=week/.test(response.url())),
-      page.getByRole('button', { name: 'Show timesheet', exact: true }).click(),
+      ui.page.waitForResponse((response) => /\/v1\/timesheets\?.*group_by=week/.test(response.url())),
+      ui.page.getByRole('button', { name: 'Show timesheet', exact: true }).click(),
     ])
-    await page.getByText('2 rows shown.').waitFor()
-    expect(await page.getByRole('columnheader', { name: 'Week of' }).count()).toBe(1)
+    await ui.page.getByText('2 rows shown.').waitFor()
+    expect(await ui.page.getByRole('columnheader', { name: 'Week of' }).count()).toBe(1)
     const rows = await Promise.all(
-      (await page.getByRole('row', { name: /W-00\d/ }).all()).map((row) => textOf(row)),
+      (await ui.page.getByRole('row', { name: /W-00\d/ }).all()).map((row) => textOf(row)),
     )
     expect(rows).toEqual([
       'W-001 Ada Lovelace HR-7 2026-10-19 55.00 40.00 14.00 1.00 1.00 0.00 0.00 6 Missed break',
       'W-002 Grace Hopper — 2026-10-19 0.00 0.00 0.00 0.00 0.00 9.00 0.00 2 (1 open) Missed break Open session Pending review',
     ])
-    const total = page.getByRole('row', { name: /^Total/ })
+    const total = ui.page.getByRole('row', { name: /^Total/ })
     await total.getByText('Total of all 2 rows').waitFor()
     expect(await textOf(total)).toBe('Total of all 2 rows 55.00 40.00 14.00 1.00 1.00 9.00 0.00 8')
     await expectUsable('timesheets-week')
 
     const [download] = await Promise.all([
-      page.waitForEvent('download'),
-      page.getByRole('button', { name: 'Download CSV' }).click(),
+      ui.page.waitForEvent('download'),
+      ui.page.getByRole('button', { name: 'Download CSV' }).click(),
     ])
     const expected = await api().get(`/v1/timesheets?from=${WEEK.from}&to=${WEEK.to}&group_by=week`, {
       accept: 'text/csv',
@@ -323,8 +307,8 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('pay rules in the console, on 
   })
 
   it("shows a session's breaks on its timeline: when, how long, paid or not, and how recorded", async () => {
-    await page.goto(`${base}/console/sessions/${sessions['2026-10-20']}`)
-    const timeline = page.getByRole('list', { name: 'Check-in, breaks and check-out' })
+    await ui.page.goto(`${ui.base}/console/sessions/${sessions['2026-10-20']}`)
+    const timeline = ui.page.getByRole('list', { name: 'Check-in, breaks and check-out' })
     await timeline.waitFor()
     const entries = await Promise.all(
       (await timeline.getByRole('listitem').all()).map((entry) => textOf(entry)),
@@ -345,20 +329,20 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('pay rules in the console, on 
       ),
       expect.stringMatching(new RegExp(`^Check-out 20 Oct 2026, 17:30 ${zone}$`)),
     ])
-    expect(await page.locator('.fields').innerText()).toMatch(/Break\s+30 min\s+Hours\s+9\.00 h/)
-    const history = page.getByRole('region', { name: 'History' })
+    expect(await ui.page.locator('.fields').innerText()).toMatch(/Break\s+30 min\s+Hours\s+9\.00 h/)
+    const history = ui.page.getByRole('region', { name: 'History' })
     await history.getByText(/^created /).waitFor()
     expect(await textOf(history)).toMatch(
       /Breaks — → 20 Oct 2026, 10:00 \S+ to 20 Oct 2026, 10:15 \S+ \(paid\); 20 Oct 2026, 12:00 \S+ to 20 Oct 2026, 12:30 \S+ Break \(min\)/,
     )
     // With break records, the break's minutes follow from them: the form does not offer to set them.
-    expect(await page.getByLabel('Break (minutes)').isDisabled()).toBe(true)
+    expect(await ui.page.getByLabel('Break (minutes)').isDisabled()).toBe(true)
     // The timeline at the top of the window (the screenshot's subject), the fields above it.
-    await page.evaluate("document.getElementById('timeline-heading').scrollIntoView()")
+    await ui.page.evaluate("document.getElementById('timeline-heading').scrollIntoView()")
     await expectUsable('session-breaks')
 
-    await page.goto(`${base}/console/sessions/${sessions['2026-10-24']}`)
-    const scanned = page.getByRole('list', { name: 'Check-in, breaks and check-out' })
+    await ui.page.goto(`${ui.base}/console/sessions/${sessions['2026-10-24']}`)
+    const scanned = ui.page.getByRole('list', { name: 'Check-in, breaks and check-out' })
     await scanned.waitFor()
     expect(await textOf(scanned.getByRole('listitem').nth(1))).toMatch(
       /^Break unpaid 30 min 24 Oct 2026, 11:00 .* to 24 Oct 2026, 11:30 .*, recorded by break scans$/,
@@ -367,6 +351,6 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('pay rules in the console, on 
 
   it('ran without a script error or a CSP refusal', () => {
     // The refused rules (422) and the refused delete (409): the browser logs those answers.
-    expect(consoleErrors.filter((text) => !/status of (409|422)/.test(text))).toEqual([])
+    expect(ui.errors.filter((text) => !/status of (409|422)/.test(text))).toEqual([])
   })
 })

@@ -1,6 +1,5 @@
-import type { Browser, Locator, Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { TestApp } from '../helpers/app.js'
+import type { Locator } from 'playwright-core'
+import { describe, expect, it } from 'vitest'
 import type {
   List,
   Location,
@@ -10,15 +9,8 @@ import type {
   WebhookEndpoint,
   WebhookEndpointWithSecret,
 } from '../helpers/assertions.js'
-import { chromiumAvailable, launchChromium, SCREENS, screenshot } from '../helpers/browser.js'
-import {
-  buildConsoleTestApp,
-  consolePage,
-  listen,
-  openFromMenu,
-  signIn,
-  utcDate,
-} from '../helpers/console.js'
+import { chromiumAvailable, SCREENS, screenshot } from '../helpers/browser.js'
+import { openFromMenu, useConsole, utcDate } from '../helpers/console.js'
 import { pairFrom } from '../helpers/fixtures.js'
 
 const HOUR = 60 * 60 * 1000
@@ -92,12 +84,6 @@ function unzonedTimes(text: string): string[] {
  * For each screen a service of its own and one page walked through in order.
  */
 describe.runIf(chromiumAvailable()).each(SCREENS)('the console’s traps of issue 32, on a $name', (screen) => {
-  let t: TestApp
-  let base: string
-  let browser: Browser
-  let page: Page
-  let consoleErrors: string[]
-  let key: string
   let sessionId: string
   let endpointId: string
   const phone = screen.name === 'phone'
@@ -105,7 +91,7 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the console’s traps of issu
   const period = { start_date: utcDate(Date.now() - 40 * DAY), end_date: utcDate(Date.now() - 31 * DAY) }
   const workedDay = utcDate(Date.now() - 35 * DAY)
   const yesterday = utcDate(Date.now() - DAY)
-  const api = () => t.client(key)
+  const api = () => ui.t.client(ui.key)
   const zoneOf = (timeZone: string, iso: string) =>
     new Intl.DateTimeFormat('en-GB', {
       hour: '2-digit',
@@ -114,72 +100,62 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the console’s traps of issu
       timeZone,
     }).format(new Date(iso))
 
-  beforeAll(async () => {
-    // The inline worker makes the endpoint's deliveries (which fail: nothing listens at port 9).
-    t = await buildConsoleTestApp({
-      worker: 'inline',
-      webhookAllowPrivateUrls: true,
-      webhookBackoffScale: 100,
-    })
-    base = await listen(t)
-    key = (await t.key({ account: 'acme', mode: 'test' })).secret
-    const endpoint = await api().post<WebhookEndpoint>('/v1/webhook-endpoints', {
-      url: 'http://127.0.0.1:9/payroll',
-      enabled_events: ['operator.created'],
-      description: 'Payroll sync',
-    })
-    endpointId = endpoint.body.id
-    await api().post('/v1/operators', { ident: 'W-001', name: 'Ada Lovelace', employee_id: 'HR-7' })
-    const paris = await api().post<Location>('/v1/locations', {
-      name: 'Head office',
-      timezone: 'Europe/Paris',
-    })
-    await api().post('/v1/devices', { code: 'GATE-1', name: 'Front gate', location_id: paris.body.id })
-    await api().post('/v1/pay-rules', { name: 'California hourly', overtime: { daily_minutes: 480 } })
-    const worked = await api().post<Session>('/v1/sessions', {
-      operator_ident: 'W-001',
-      device_id: 'GATE-1',
-      check_in: { time: `${workedDay}T08:00:00Z` },
-      check_out: { time: `${workedDay}T16:00:00Z` },
-    })
-    expect((await api().post(`/v1/sessions/${worked.body.id}/approve`)).status).toBe(200)
-    const closing = await api().post<PayPeriod>('/v1/pay-periods', period)
-    expect((await api().post(`/v1/pay-periods/${closing.body.id}/close`)).status).toBe(200)
-    const pending = await api().post<Session>('/v1/sessions', {
-      operator_ident: 'W-001',
-      device_id: 'GATE-1',
-      check_in: { time: `${yesterday}T07:00:00Z` },
-      check_out: { time: `${yesterday}T15:30:00Z` },
-    })
-    sessionId = pending.body.id
-    // The operator's creation was delivered once (and failed): the delivery log has a row.
-    const deadline = Date.now() + 20_000
-    for (;;) {
-      const deliveries = await api().get<List<WebhookDelivery>>(
-        `/v1/webhook-deliveries?endpoint_id=${endpointId}`,
-      )
-      if (deliveries.body.data.some((d) => d.attempts.length > 0)) break
-      expect(Date.now(), 'a delivery attempted within 20 s').toBeLessThan(deadline)
-      await new Promise((resolve) => setTimeout(resolve, 200))
-    }
-    browser = await launchChromium()
-    ;({ page, errors: consoleErrors } = await consolePage(browser, screen))
-    await signIn(page, base, key)
-  }, 90_000)
-
-  afterAll(async () => {
-    await browser?.close()
-    await t?.close()
+  const ui = useConsole(screen, {
+    app: { worker: 'inline', webhookAllowPrivateUrls: true, webhookBackoffScale: 100 },
+    account: 'acme',
+    seed: async () => {
+      // The inline worker makes the endpoint's deliveries (which fail: nothing listens at port 9).
+      const endpoint = await api().post<WebhookEndpoint>('/v1/webhook-endpoints', {
+        url: 'http://127.0.0.1:9/payroll',
+        enabled_events: ['operator.created'],
+        description: 'Payroll sync',
+      })
+      endpointId = endpoint.body.id
+      await api().post('/v1/operators', { ident: 'W-001', name: 'Ada Lovelace', employee_id: 'HR-7' })
+      const paris = await api().post<Location>('/v1/locations', {
+        name: 'Head office',
+        timezone: 'Europe/Paris',
+      })
+      await api().post('/v1/devices', { code: 'GATE-1', name: 'Front gate', location_id: paris.body.id })
+      await api().post('/v1/pay-rules', { name: 'California hourly', overtime: { daily_minutes: 480 } })
+      const worked = await api().post<Session>('/v1/sessions', {
+        operator_ident: 'W-001',
+        device_id: 'GATE-1',
+        check_in: { time: `${workedDay}T08:00:00Z` },
+        check_out: { time: `${workedDay}T16:00:00Z` },
+      })
+      expect((await api().post(`/v1/sessions/${worked.body.id}/approve`)).status).toBe(200)
+      const closing = await api().post<PayPeriod>('/v1/pay-periods', period)
+      expect((await api().post(`/v1/pay-periods/${closing.body.id}/close`)).status).toBe(200)
+      const pending = await api().post<Session>('/v1/sessions', {
+        operator_ident: 'W-001',
+        device_id: 'GATE-1',
+        check_in: { time: `${yesterday}T07:00:00Z` },
+        check_out: { time: `${yesterday}T15:30:00Z` },
+      })
+      sessionId = pending.body.id
+      // The operator's creation was delivered once (and failed): the delivery log has a row.
+      const deadline = Date.now() + 20_000
+      for (;;) {
+        const deliveries = await api().get<List<WebhookDelivery>>(
+          `/v1/webhook-deliveries?endpoint_id=${endpointId}`,
+        )
+        if (deliveries.body.data.some((d) => d.attempts.length > 0)) break
+        expect(Date.now(), 'a delivery attempted within 20 s').toBeLessThan(deadline)
+        await new Promise((resolve) => setTimeout(resolve, 200))
+      }
+    },
+    timeoutMs: 90_000,
   })
 
   it('names the account and its mode in the header on every page', async () => {
-    const account = page.locator('header .account')
+    const account = ui.page.locator('header .account')
     await account.getByText('acme', { exact: true }).waitFor()
     expect(await account.innerText()).toBe('Account acme · test mode')
     expect(await account.isVisible()).toBe(true)
     for (const label of ['Sessions', 'Devices']) {
-      await openFromMenu(page, label)
-      await page.getByRole('heading', { name: label, level: 1 }).waitFor()
+      await openFromMenu(ui.page, label)
+      await ui.page.getByRole('heading', { name: label, level: 1 }).waitFor()
       expect(await account.isVisible()).toBe(true)
       expect(await account.innerText()).toBe('Account acme · test mode')
     }
@@ -193,57 +169,59 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the console’s traps of issu
     [
       {
         name: 'sessions',
-        open: () => openFromMenu(page, 'Sessions'),
-        row: () => page.getByRole('row', { name: /Ada Lovelace/ }).first(),
+        open: () => openFromMenu(ui.page, 'Sessions'),
+        row: () => ui.page.getByRole('row', { name: /Ada Lovelace/ }).first(),
         shows: [/Ada Lovelace/, /\d\d:\d\d CES?T/, /8\.50 h/],
       },
       {
         name: 'timesheets',
         open: () =>
-          page.goto(`${base}/console/timesheets?from=${period.start_date}&to=${utcDate(Date.now())}`).then(),
-        row: () => page.getByRole('row', { name: new RegExp(workedDay) }),
+          ui.page
+            .goto(`${ui.base}/console/timesheets?from=${period.start_date}&to=${utcDate(Date.now())}`)
+            .then(),
+        row: () => ui.page.getByRole('row', { name: new RegExp(workedDay) }),
         shows: [/W-001/, /Ada Lovelace/, new RegExp(workedDay), /8\.00/],
       },
       {
         name: 'operators',
-        open: () => openFromMenu(page, 'Operators'),
-        row: () => page.getByRole('row', { name: /W-001/ }),
+        open: () => openFromMenu(ui.page, 'Operators'),
+        row: () => ui.page.getByRole('row', { name: /W-001/ }),
         shows: [/W-001/, /Ada Lovelace/, /active/, /Deactivate/],
       },
       {
         name: 'devices',
-        open: () => openFromMenu(page, 'Devices'),
-        row: () => page.getByRole('row', { name: /GATE-1/ }),
+        open: () => openFromMenu(ui.page, 'Devices'),
+        row: () => ui.page.getByRole('row', { name: /GATE-1/ }),
         shows: [/GATE-1/, /Head office/, /Pair/],
       },
       {
         name: 'webhooks',
-        open: () => openFromMenu(page, 'Webhooks'),
-        row: () => page.getByRole('row', { name: /127\.0\.0\.1/ }),
+        open: () => openFromMenu(ui.page, 'Webhooks'),
+        row: () => ui.page.getByRole('row', { name: /127\.0\.0\.1/ }),
         shows: [/http:\/\/127\.0\.0\.1:9\/payroll/, /operator\.created/, /enabled/, /Delivery log/],
       },
       {
         name: 'deliveries',
-        open: () => page.getByRole('link', { name: /^Delivery log of / }).click(),
-        row: () => page.getByRole('row', { name: /operator\.created/ }).first(),
+        open: () => ui.page.getByRole('link', { name: /^Delivery log of / }).click(),
+        row: () => ui.page.getByRole('row', { name: /operator\.created/ }).first(),
         shows: [/operator\.created/, /Payroll sync/, /\d\d:\d\d/, /Details/],
       },
       {
         name: 'pay-rules',
-        open: () => openFromMenu(page, 'Pay rules'),
-        row: () => page.getByRole('row', { name: /California hourly/ }),
+        open: () => openFromMenu(ui.page, 'Pay rules'),
+        row: () => ui.page.getByRole('row', { name: /California hourly/ }),
         shows: [/California hourly/, /Edit/],
       },
       {
         name: 'review',
-        open: () => openFromMenu(page, 'Review'),
-        row: () => page.getByRole('row', { name: /Ada Lovelace/ }).first(),
+        open: () => openFromMenu(ui.page, 'Review'),
+        row: () => ui.page.getByRole('row', { name: /Ada Lovelace/ }).first(),
         shows: [/Ada Lovelace/, new RegExp(yesterday), /8\.50 h/, /Approve/],
       },
       {
         name: 'pay-periods',
-        open: () => openFromMenu(page, 'Pay periods'),
-        row: () => page.getByRole('row', { name: new RegExp(period.start_date) }),
+        open: () => openFromMenu(ui.page, 'Pay periods'),
+        row: () => ui.page.getByRole('row', { name: new RegExp(period.start_date) }),
         shows: [new RegExp(`${period.start_date} to ${period.end_date}`), /closed/, /8\.00 h paid/, /Reopen/],
       },
     ]
@@ -258,7 +236,7 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the console’s traps of issu
       const text = await row.innerText()
       for (const shown of table.shows) expect(text, `${table.name}: ${shown}`).toMatch(shown)
       expect(
-        unzonedTimes(await page.locator('main').innerText()),
+        unzonedTimes(await ui.page.locator('main').innerText()),
         `${table.name}: times without a zone`,
       ).toEqual([])
       const layout = await row.evaluate(rowLayout)
@@ -267,34 +245,34 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the console’s traps of issu
         // Each cell names its column before its value (the header row is hidden on a phone).
         const named = await row.locator('td[data-column]').count()
         expect(named, `${table.name}: cells named after their column`).toBeGreaterThan(1)
-        await screenshot(page, `${table.name}-phone`)
+        await screenshot(ui.page, `${table.name}-phone`)
       } else {
         // A desktop keeps the table as it was: its header row in view.
-        expect(await page.locator('thead th').last().isVisible(), table.name).toBe(true)
+        expect(await ui.page.locator('thead th').last().isVisible(), table.name).toBe(true)
       }
     }
   })
 
   it('says the pairing code’s expiry in the device’s zone, and its last sighting with its zone too', async () => {
-    await openFromMenu(page, 'Devices')
+    await openFromMenu(ui.page, 'Devices')
     const [answer] = await Promise.all([
-      page.waitForResponse((response) => /\/v1\/devices\/[^/]+\/pairing-codes$/.test(response.url())),
-      page.getByRole('button', { name: 'Pair GATE-1', exact: true }).click(),
+      ui.page.waitForResponse((response) => /\/v1\/devices\/[^/]+\/pairing-codes$/.test(response.url())),
+      ui.page.getByRole('button', { name: 'Pair GATE-1', exact: true }).click(),
     ])
     const code = (await answer.json()) as { code: string; expires_at: string }
-    const panel = page.getByRole('region', { name: 'Pairing code for GATE-1' })
+    const panel = ui.page.getByRole('region', { name: 'Pairing code for GATE-1' })
     // The browser is in UTC; the tablet at the gate shows Paris time, and so does the panel.
     await panel.getByText(`Expires at ${zoneOf('Europe/Paris', code.expires_at)}`).waitFor()
     expect(unzonedTimes(await panel.innerText())).toEqual([])
     expect(await panel.innerText()).toMatch(/\(in \d+:\d\d\)/)
 
-    const pairing = await pairFrom<{ key: { secret: string } }>(t, code.code)
+    const pairing = await pairFrom<{ key: { secret: string } }>(ui.t, code.code)
     expect(pairing.status).toBe(201)
-    const seen = await t
+    const seen = await ui.t
       .client(pairing.body.key.secret)
       .get<{ device: { last_seen_at: string } }>('/v1/devices/current')
-    await page.reload()
-    const row = page.getByRole('row', { name: /GATE-1/ })
+    await ui.page.reload()
+    const row = ui.page.getByRole('row', { name: /GATE-1/ })
     await row.getByText('just now').waitFor()
     // Shown once the location's zone is read, never first in another zone.
     await row.getByText(zoneOf('Europe/Paris', seen.body.device.last_seen_at), { exact: false }).waitFor()
@@ -302,20 +280,20 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the console’s traps of issu
   })
 
   it('titles a session’s page with its worker and work date, not its id', async () => {
-    await page.goto(`${base}/console/sessions/${sessionId}`)
+    await ui.page.goto(`${ui.base}/console/sessions/${sessionId}`)
     const day = new Date(`${yesterday}T00:00:00Z`)
     const weekday = `${['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'][day.getUTCDay()]} ${day.getUTCDate()} ${new Intl.DateTimeFormat(
       'en-GB',
       { month: 'short', timeZone: 'UTC' },
     ).format(day)} ${day.getUTCFullYear()}`
-    await page.getByRole('heading', { name: `Ada Lovelace (W-001), ${weekday}`, level: 1 }).waitFor()
-    expect(await page.title()).toBe(`Ada Lovelace (W-001), ${weekday} · Attendance console`)
-    expect(unzonedTimes(await page.locator('main').innerText())).toEqual([])
+    await ui.page.getByRole('heading', { name: `Ada Lovelace (W-001), ${weekday}`, level: 1 }).waitFor()
+    expect(await ui.page.title()).toBe(`Ada Lovelace (W-001), ${weekday} · Attendance console`)
+    expect(unzonedTimes(await ui.page.locator('main').innerText())).toEqual([])
   })
 
   it('shows a closed pay period’s totals as the API answers them', async () => {
-    await openFromMenu(page, 'Pay periods')
-    const row = page.getByRole('row', { name: new RegExp(period.start_date) })
+    await openFromMenu(ui.page, 'Pay periods')
+    const row = ui.page.getByRole('row', { name: new RegExp(period.start_date) })
     await row.waitFor()
     const [closed] = (await api().get<List<PayPeriod>>('/v1/pay-periods')).body.data
     expect(closed?.totals).toMatchObject({ operators: 1, hours: 8, regular_hours: 8, overtime_hours: 0 })
@@ -326,20 +304,20 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the console’s traps of issu
 
   it('names the CSV of one operator’s timesheet after the operator', async () => {
     const to = utcDate(Date.now())
-    await page.goto(`${base}/console/timesheets?from=${period.start_date}&to=${to}`)
-    await page.getByLabel('Operator ident').fill('W-001')
-    await page.getByRole('button', { name: 'Show timesheet' }).click()
-    await page.getByRole('row', { name: new RegExp(yesterday) }).waitFor()
+    await ui.page.goto(`${ui.base}/console/timesheets?from=${period.start_date}&to=${to}`)
+    await ui.page.getByLabel('Operator ident').fill('W-001')
+    await ui.page.getByRole('button', { name: 'Show timesheet' }).click()
+    await ui.page.getByRole('row', { name: new RegExp(yesterday) }).waitFor()
     const [download] = await Promise.all([
-      page.waitForEvent('download'),
-      page.getByRole('button', { name: 'Download CSV' }).click(),
+      ui.page.waitForEvent('download'),
+      ui.page.getByRole('button', { name: 'Download CSV' }).click(),
     ])
     expect(download.suggestedFilename()).toBe(`timesheet-${period.start_date}-${to}-W-001.csv`)
   })
 
   it('adds a webhook endpoint from the Webhooks page and shows its secret once', async () => {
-    await openFromMenu(page, 'Webhooks')
-    const form = page.getByRole('form', { name: 'New endpoint' })
+    await openFromMenu(ui.page, 'Webhooks')
+    const form = ui.page.getByRole('form', { name: 'New endpoint' })
     // A refusal is said under its field.
     await form.getByLabel('URL (https)').fill('http://127.0.0.1:9/nightly')
     await form.getByLabel(/^Events/).fill('no.such_event')
@@ -349,7 +327,7 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the console’s traps of issu
     await form.getByLabel(/^Events/).fill('session.completed, pay_period.*')
     await form.getByLabel('Description').fill('Nightly export')
     const [answer] = await Promise.all([
-      page.waitForResponse(
+      ui.page.waitForResponse(
         (response) =>
           response.url().endsWith('/v1/webhook-endpoints') && response.request().method() === 'POST',
       ),
@@ -357,7 +335,7 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the console’s traps of issu
     ])
     expect(answer.status()).toBe(201)
     const created = (await answer.json()) as WebhookEndpointWithSecret
-    const secret = page.getByRole('region', { name: 'Signing secret' })
+    const secret = ui.page.getByRole('region', { name: 'Signing secret' })
     await secret.getByText(created.secret).waitFor()
     expect(created.secret).toMatch(/^whsec_/)
     expect(created).toMatchObject({
@@ -365,15 +343,15 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the console’s traps of issu
       enabled_events: ['session.completed', 'pay_period.*'],
       description: 'Nightly export',
     })
-    await page.getByRole('row', { name: /nightly/ }).waitFor()
+    await ui.page.getByRole('row', { name: /nightly/ }).waitFor()
     await secret.getByRole('button', { name: 'Done, the secret is kept' }).click()
     // Shown once: gone from the page, and the list never carries it.
-    expect(await page.getByText(created.secret).count()).toBe(0)
-    await page.getByRole('form', { name: 'New endpoint' }).waitFor()
+    expect(await ui.page.getByText(created.secret).count()).toBe(0)
+    await ui.page.getByRole('form', { name: 'New endpoint' }).waitFor()
   })
 
   it('ran without a script error or a CSP refusal', () => {
     // The refused endpoint: the browser logs that answer.
-    expect(consoleErrors.filter((text) => !/status of 422/.test(text))).toEqual([])
+    expect(ui.errors.filter((text) => !/status of 422/.test(text))).toEqual([])
   })
 })
