@@ -15,8 +15,9 @@ import {
   horizontalOverflow,
   SCREENS,
   sessionStorageOf,
+  useConsole,
 } from '../helpers/browser.js'
-import { openFromMenu, signIn, useConsole, utcDate } from '../helpers/console.js'
+import { openFromMenu, signIn, utcDate } from '../helpers/console.js'
 import { WebhookReceiver } from '../helpers/webhook-receiver.js'
 
 /** Operators made for the file, one delivery each: 20 deliveries, as the delivery log had. */

@@ -8,8 +8,9 @@ import {
   horizontalOverflow,
   SCREENS,
   screenshot,
+  useConsole,
 } from '../helpers/browser.js'
-import { openFromMenu, useConsole } from '../helpers/console.js'
+import { openFromMenu } from '../helpers/console.js'
 import { pairFrom } from '../helpers/fixtures.js'
 
 /** A pairing code as the API makes it: 8 characters without 0, O, 1 or I, a dash in the middle. */

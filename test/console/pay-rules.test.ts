@@ -2,8 +2,8 @@ import fs from 'node:fs'
 import type { Locator } from 'playwright-core'
 import { describe, expect, it } from 'vitest'
 import type { List, Location, Operator, PayRule, Scan, Session } from '../helpers/assertions.js'
-import { chromiumAvailable, expectUsablePage, SCREENS } from '../helpers/browser.js'
-import { openFromMenu, useConsole } from '../helpers/console.js'
+import { chromiumAvailable, expectUsablePage, SCREENS, useConsole } from '../helpers/browser.js'
+import { openFromMenu } from '../helpers/console.js'
 
 /** Wall-clock time in Los Angeles in October 2026 (PDT, UTC−7) as the API's instant. */
 const la = (day: string, time: string) => new Date(`${day}T${time}:00-07:00`).toISOString()

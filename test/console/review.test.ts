@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest'
 import { newId } from '../../src/lib/ids.js'
 import { ForgottenCheckOutSweep } from '../../src/modules/sessions/sweep.js'
 import type { List, Location, PayPeriod, Scan, Session } from '../helpers/assertions.js'
-import { chromiumAvailable, expectUsablePage, SCREENS } from '../helpers/browser.js'
-import { openFromMenu, useConsole, utcDate } from '../helpers/console.js'
+import { chromiumAvailable, expectUsablePage, SCREENS, useConsole } from '../helpers/browser.js'
+import { openFromMenu, utcDate } from '../helpers/console.js'
 
 const QUEUE_VOLUME = 10_000
 /** Rows per INSERT: under both databases' limits on bound parameters. */

@@ -9,8 +9,8 @@ import type {
   WebhookEndpoint,
   WebhookEndpointWithSecret,
 } from '../helpers/assertions.js'
-import { chromiumAvailable, SCREENS, screenshot } from '../helpers/browser.js'
-import { openFromMenu, useConsole, utcDate } from '../helpers/console.js'
+import { chromiumAvailable, SCREENS, screenshot, useConsole } from '../helpers/browser.js'
+import { openFromMenu, utcDate } from '../helpers/console.js'
 import { pairFrom } from '../helpers/fixtures.js'
 
 const HOUR = 60 * 60 * 1000

@@ -2,7 +2,11 @@ import fs from 'node:fs'
 import path from 'node:path'
 import axe from 'axe-core'
 import { type Browser, chromium, type Page } from 'playwright-core'
-import { expect } from 'vitest'
+import { afterAll, beforeAll, expect } from 'vitest'
+import type { Config } from '../../src/config.js'
+import { setKeyLabel } from '../../src/modules/keys/service.js'
+import type { TestApp } from './app.js'
+import { buildConsoleTestApp, consolePage, listen, signIn } from './console.js'
 import { dialect } from './database.js'
 import { ROOT } from './process.js'
 
@@ -114,4 +118,77 @@ export async function expectUsablePage(
 /** The page's sessionStorage as JSON (an expression string: the test's TypeScript has no DOM types). */
 export function sessionStorageOf(page: Page): Promise<string> {
   return page.evaluate<string>('JSON.stringify(sessionStorage)')
+}
+
+/** What a console test file drives on one screen (`useConsole`), once its `beforeAll` has run. */
+export interface ConsoleUnderTest {
+  /** The service, serving the built console. */
+  readonly t: TestApp
+  /** The service's base URL on its loopback port. */
+  readonly base: string
+  /** The secret of the test key the page signs in with, and the key's id. */
+  readonly key: string
+  readonly keyId: string
+  readonly browser: Browser
+  readonly page: Page
+  /** The page's script errors and CSP refusals (`consolePage`): a file ends by checking them. */
+  readonly errors: string[]
+}
+
+/**
+ * For the tests of the enclosing `describe`: a service serving the console (built with `app`) on a
+ * real port, a test key (of `account` if given, named `keyLabel` as `cli keys label` names it), the
+ * file's data put in by `seed`, then Chromium and a page of the screen's size, signed in unless
+ * `signIn` is false (a file that tests the sign-in itself). `beforeSignIn` prepares the page first
+ * (e.g. installs its clock). All of it before the tests, within `timeoutMs`; closed after them.
+ * It lives here, not in console.ts: the serving tests import console.ts and run on both databases,
+ * and a file that reaches this one runs on SQLite alone (test/helpers/test-kinds.ts).
+ */
+export function useConsole(
+  screen: Screen,
+  options: {
+    app?: Partial<Config>
+    account?: string
+    keyLabel?: string
+    seed?: () => Promise<void>
+    beforeSignIn?: (page: Page) => Promise<void>
+    signIn?: boolean
+    /** For all of the set-up, as `beforeAll` takes it: a build, a service, the data and a browser. */
+    timeoutMs: number
+  },
+): ConsoleUnderTest {
+  const state: { -readonly [K in keyof ConsoleUnderTest]?: ConsoleUnderTest[K] } = {}
+  beforeAll(async () => {
+    const t = await buildConsoleTestApp(options.app)
+    state.t = t
+    const base = await listen(t)
+    state.base = base
+    const created = await t.key({ account: options.account, mode: 'test' })
+    state.key = created.secret
+    state.keyId = created.id
+    if (options.keyLabel !== undefined) await setKeyLabel(t.db, created.id, options.keyLabel)
+    await options.seed?.()
+    state.browser = await launchChromium()
+    const { page, errors } = await consolePage(state.browser, screen)
+    state.page = page
+    state.errors = errors
+    await options.beforeSignIn?.(page)
+    if (options.signIn !== false) await signIn(page, base, created.secret)
+  }, options.timeoutMs)
+  afterAll(async () => {
+    await state.browser?.close()
+    await state.t?.close()
+  })
+  const ui = {} as ConsoleUnderTest
+  for (const name of ['t', 'base', 'key', 'keyId', 'browser', 'page', 'errors'] as const) {
+    Object.defineProperty(ui, name, {
+      get() {
+        const value = state[name]
+        if (value === undefined)
+          throw new Error(`the console's ${name} is set in beforeAll: use it in a hook or a test`)
+        return value
+      },
+    })
+  }
+  return ui
 }
