@@ -36,7 +36,7 @@ const LOCAL_CLIENTS = 5000
 
 /**
  * The in-process counters (no Redis): fixed windows, as the plugin's own store counts them, but on
- * the process clock (the plugin's store reads `Date.now()`), since a window is the service's time
+ * the process clock (the plugin's own store reads the system's time), since a window is the service's time
  * and a test steps through it. With Redis the windows are Redis's keys' expiry.
  */
 class ClockedStore implements FastifyRateLimitStore {
