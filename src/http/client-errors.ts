@@ -109,6 +109,9 @@ export const LINGER_MAX_MS = 5_000
  */
 export function lingerBeforeClosing(request: IncomingMessage): void {
   const { socket } = request
+  // Only a real connection lingers: a request injected in-process (`app.inject`, the tests' client)
+  // has a stand-in socket with nothing to read, no reset to avoid and no destroy().
+  if (!(socket instanceof net.Socket)) return
   if (socket.destroyed || Number(request.headers['content-length']) > LINGER_MAX_BYTES) return
   const cut = () => socket.destroy()
   const timer = setTimeout(cut, LINGER_MAX_MS)
