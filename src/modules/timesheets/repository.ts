@@ -166,7 +166,7 @@ export async function deleteClosedDays(trx: Trx, payPeriodId: string): Promise<v
 }
 
 /**
- * How many entries the timesheet has (day or ISO-week groups): sent with a CSV as `X-Total-Count`
+ * How many entries the timesheet has (day or workweek groups): sent with a CSV as `X-Total-Count`
  * so a download can show its progress. Weeks are numbered from 0001-01-01, a Monday.
  */
 export async function countTimesheetEntries(

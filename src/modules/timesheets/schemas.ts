@@ -77,7 +77,8 @@ export const TimesheetEntry = Type.Object(
   {
     $id: 'TimesheetEntry',
     additionalProperties: false,
-    description: 'Hours of one operator on one work date (or ISO week), by review status.',
+    description:
+      "Hours of one operator on one work date (or workweek, from the operator's pay rule's workweek_start), by review status.",
   },
 )
 export type TimesheetEntry = Static<typeof TimesheetEntry>

@@ -2598,7 +2598,7 @@ export interface paths {
       cookie?: never
     }
     /**
-     * Hours per operator and work date (or ISO week), as JSON pages or one CSV file
+     * Hours per operator and work date (or workweek, from the pay rule's workweek_start), as JSON pages or one CSV file
      * @description One entry per operator and work date (or workweek with `group_by=week`: the operator's pay rule's `workweek_start`, Monday without one, `date` then being its first day) that has any session, ordered by `operator_ident` (byte order) then `date`. `from` and `to` are inclusive work dates, at most 366 days apart counting both (422 `invalid_date_range` otherwise). Each session counts under its operator's pay rule (its own, else the account's default, else none): check-in and check-out rounded in the location's local time, unpaid breaks (recorded, or deducted by the rule's break rules), then `hours` (sessions `approved` or `not_required`) split into `regular_hours`, `overtime_hours` and `double_time_hours` by the daily, weekly and seventh-day thresholds (a workweek's days before `from` are read for them). `pending_hours` and `rejected_hours` are never split. Each sum is of exact durations in milliseconds, rounded half-up to 2 decimals once; the split by largest remainder so that its parts add up to `hours`. With no rule nothing is rounded or deducted and every hour is regular. The dates of a closed pay period answer the timesheet its close stored (unless filtered by `location_id`, which computes that location's sessions alone). A week entry sums the days of that week within `from`–`to`.
      *
      *     With `Accept: text/csv` the same query answers every entry at once (`limit` and `cursor` are ignored), streamed, with the header row `operator_ident,employee_id,name,date,hours,pending_hours,rejected_hours,sessions,open_sessions,regular_hours,overtime_hours,double_time_hours,auto_break_hours,pay_rule_id,flags`, CRLF line ends, RFC 4180 quoting, hours with 2 decimals, and any cell beginning with `=`, `+`, `-`, `@`, tab or carriage return prefixed with `'` (spreadsheet formula injection). Scope `timesheets:read`.
@@ -5593,7 +5593,7 @@ export interface components {
       object: 'session_revision'
       session_id: string
     }
-    /** @description Hours of one operator on one work date (or ISO week), by review status. */
+    /** @description Hours of one operator on one work date (or workweek, from the operator's pay rule's workweek_start), by review status. */
     TimesheetEntry: {
       /** @description Unpaid break deducted by the pay rule (`deduct` break rules) from the counted sessions. */
       auto_break_hours: number
