@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
+import { clock } from '../lib/clock.js'
 import type { RemoteSignals, SignalLog, SignalledTable } from './commit-signals.js'
 
 /** One NOTIFY channel per table, shared by every schema of the database (the payload says which). */
@@ -112,7 +113,7 @@ class PostgresListener {
   private connected = false
   private closed = false
   private delayMs = RECONNECT_FIRST_MS
-  private retry: { timer: NodeJS.Timeout; resolve: () => void } | undefined
+  private retry: { cancel: () => void; resolve: () => void } | undefined
   private running: Promise<void> | undefined
 
   constructor(
@@ -136,7 +137,7 @@ class PostgresListener {
     this.closed = true
     this.onClose()
     if (this.retry) {
-      clearTimeout(this.retry.timer)
+      this.retry.cancel()
       this.retry.resolve()
     }
     await this.connecting?.end().catch(() => undefined)
@@ -207,13 +208,16 @@ class PostgresListener {
     this.handlers.onSignal(table)
   }
 
-  /** The backoff before the next attempt; a close ends it at once. */
+  /**
+   * The backoff before the next attempt, on the process's clock (a retry schedule, as the webhook
+   * worker's: a test steps it); a close ends it at once.
+   */
   private wait(): Promise<void> {
     const ms = this.delayMs
     this.delayMs = Math.min(RECONNECT_MAX_MS, this.delayMs * 2)
     return new Promise((resolve) => {
       this.retry = {
-        timer: setTimeout(() => {
+        cancel: clock.schedule(() => {
           this.retry = undefined
           resolve()
         }, ms),

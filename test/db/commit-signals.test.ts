@@ -1,3 +1,4 @@
+import net, { type AddressInfo } from 'node:net'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
 import {
@@ -9,9 +10,10 @@ import {
 import { openDatabase } from '../../src/db/connection.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import type { Db } from '../../src/db/types.js'
-import { sleep, uniq, waitUntil } from '../helpers/assertions.js'
+import { installClock } from '../../src/lib/clock.js'
+import { uniq, waitUntil } from '../helpers/assertions.js'
+import { parked, TestClock } from '../helpers/clock.js'
 import { createTestDatabase, dialect, type TestDatabase } from '../helpers/database.js'
-import { freePort } from '../helpers/process.js'
 
 /**
  * Commit signals (src/db/commit-signals.ts) on real databases: when a watch is called, how often,
@@ -48,8 +50,13 @@ const quietLog: SignalLog = { info: () => {}, error: () => {} }
  * it starts listening, for the commits it could not hear before), counted from zero.
  */
 async function counter(db: Db, log: SignalLog = quietLog) {
-  const counted = { calls: 0 }
-  const watch = watchCommits(db, { events: () => (counted.calls += 1) }, log)
+  // `marks`: calls for webhook_deliveries, on the same LISTEN connection (a test's marker commits).
+  const counted = { calls: 0, marks: 0 }
+  const watch = watchCommits(
+    db,
+    { events: () => (counted.calls += 1), webhook_deliveries: () => (counted.marks += 1) },
+    log,
+  )
   watches.push(watch)
   if (dialect === 'postgres') {
     await until('the LISTEN connection', () => watch.acrossProcesses)
@@ -68,8 +75,9 @@ async function writeAndSignal(db: Db, name: string, times = 1) {
   await db.transaction().execute(async (trx) => {
     for (let i = 0; i < times; i++) await signalOnCommit(trx, 'events')
     await trx.insertInto('settings').values({ name, value: 'x' }).execute()
-    // Time for a signal sent too early to arrive before the commit.
-    await sleep(50)
+    // A signal sent too early (before the commit) is an in-process call: a turn of the event loop lets
+    // it run now, where the test sees it. PostgreSQL itself delivers a NOTIFY only at the commit.
+    await new Promise((resolve) => setImmediate(resolve))
   })
 }
 
@@ -132,11 +140,25 @@ describe(`commit signals (${dialect})`, () => {
   })
 
   it('only the tables a watch waits for call it', async () => {
-    const db = await open((await freshDatabase()).url)
-    const count = await counter(db)
+    const { url } = await freshDatabase()
+    const db = await open(url)
+    const calls: string[] = []
+    const watch = watchCommits(db, { events: () => calls.push('events') }, quietLog)
+    watches.push(watch)
+    if (dialect === 'postgres') {
+      // Once it listens, it is called once to look for the commits it could not hear before.
+      await until('the LISTEN connection', () => watch.acrossProcesses)
+      calls.length = 0
+    }
     await db.transaction().execute((trx) => signalOnCommit(trx, 'webhook_deliveries'))
-    await sleep(100)
-    expect(count.calls).toBe(0)
+    expect(calls).toEqual([])
+    // Then a commit it waits for. On SQLite a watch is called at the commit of its own handle, so the
+    // check above was already final. On PostgreSQL it comes from another handle, heard by NOTIFY: a
+    // listener gets notifications in commit order, so once it is heard, the first would have been too.
+    const writer = dialect === 'postgres' ? await open(url) : db
+    await writeAndSignal(writer, uniq('setting'))
+    await until('the later commit heard', () => calls.length > 0)
+    expect(calls).toEqual(['events'])
   })
 
   it.runIf(dialect === 'sqlite')(
@@ -159,41 +181,73 @@ describe(`commit signals (${dialect})`, () => {
       const writer = await open(url)
       const own = await counter(writer)
       const other = await counter(await open(url))
-      const elsewhere = await counter(await open((await freshDatabase()).url))
+      const elsewhereUrl = (await freshDatabase()).url
+      const elsewhere = await counter(await open(elsewhereUrl))
       await writeAndSignal(writer, uniq('setting'))
       await until('the other handle hears it', () => other.calls === 1)
-      // The writer's own NOTIFY reaches its own LISTEN connection too: not counted again.
-      await sleep(300)
+      // The writer's own NOTIFY reaches its own LISTEN connection too, and must not be counted again;
+      // the other schema's watch must not hear it at all. Then a marker commit of a third handle on
+      // each schema, heard by NOTIFY: a connection gets notifications in commit order, so once each
+      // watch has heard its marker, it has had everything the first commit sent it.
+      for (const third of [await open(url), await open(elsewhereUrl)])
+        await third.transaction().execute((trx) => signalOnCommit(trx, 'webhook_deliveries'))
+      await until('the markers heard', () => own.marks === 1 && elsewhere.marks === 1)
       expect([own.calls, other.calls, elsewhere.calls]).toEqual([1, 1, 0])
     },
   )
 
   it.runIf(dialect === 'postgres')(
-    'PostgreSQL: a watch that cannot reach the database says so once, does not claim to listen, and closes at once',
+    'PostgreSQL: a watch that cannot reach the database says so once, retries with a growing backoff on the clock, and a close ends the wait at once',
     async () => {
+      // A port that accepts and hangs up at once: each connection attempt is counted.
+      let attempts = 0
+      const refuser = net.createServer((socket) => {
+        attempts += 1
+        socket.destroy()
+      })
+      await new Promise<void>((resolve) => refuser.listen(0, '127.0.0.1', resolve))
       const unreachable = new URL((await freshDatabase()).url)
-      unreachable.port = String(await freePort())
+      unreachable.port = String((refuser.address() as AddressInfo).port)
       const { db } = openDatabase(unreachable.toString())
       handles.push(db)
       const errors: string[] = []
-      const watch = watchCommits(
-        db,
-        { events: () => {} },
-        {
-          info: () => {},
-          error: (_obj, msg) => {
-            errors.push(msg ?? '')
+      const time = new TestClock()
+      const restoreClock = installClock(time)
+      try {
+        const watch = watchCommits(
+          db,
+          { events: () => {} },
+          {
+            info: () => {},
+            error: (_obj, msg) => {
+              errors.push(msg ?? '')
+            },
           },
-        },
-      )
-      await until('the failure reported', () => errors.length > 0)
-      // Retried meanwhile (100 ms, 200 ms, …), reported once.
-      await sleep(500)
-      expect(errors).toEqual(['commit signals: cannot LISTEN, polling meanwhile'])
-      expect(watch.acrossProcesses).toBe(false)
-      const closing = Date.now()
-      await watch.close()
-      expect(Date.now() - closing).toBeLessThan(1000)
+        )
+        await parked(time, 1)
+        expect(attempts).toBe(1)
+        expect(errors).toEqual(['commit signals: cannot LISTEN, polling meanwhile'])
+        // The backoff doubles from 100 ms: nothing before it is over, an attempt once it is.
+        for (const backoffMs of [100, 200, 400]) {
+          const before = attempts
+          time.advance(backoffMs - 1)
+          expect(time.pending).toBe(1)
+          time.advance(1)
+          await parked(time, 1)
+          expect(attempts).toBe(before + 1)
+        }
+        expect(errors).toHaveLength(1)
+        expect(watch.acrossProcesses).toBe(false)
+        // Closed during a backoff: the clock stands still, so close() returns only if it ends the
+        // wait itself, and no attempt is left scheduled.
+        await watch.close()
+        expect(time.pending).toBe(0)
+        time.advance(60_000)
+        expect(attempts).toBe(4)
+      } finally {
+        restoreClock()
+        await new Promise((resolve) => refuser.close(resolve))
+      }
     },
   )
 

@@ -1,3 +1,4 @@
+import { useState } from 'preact/hooks'
 import type { Operator, PayRule } from '../../../packages/client/src/client.js'
 import { ErrorNotice } from '../components/ErrorNotice.js'
 import { useSignedIn } from '../context.js'
@@ -34,13 +35,20 @@ export function OperatorPayRule({
   const action = useAction()
   const own = operator.pay_rule_id
   const known = rules ?? []
-  const choose = (value: string) =>
-    action.run(async () => onChanged(await api.operators.update(operator.id, { pay_rule_id: value || null })))
+  // The menu keeps the manager's choice while it is saved (else it snaps back to the stored rule until
+  // the answer comes); refused, it shows the stored rule again beside the refusal.
+  const [chosen, setChosen] = useState<string | undefined>(undefined)
+  const choose = (value: string) => {
+    setChosen(value)
+    return action.run(async () =>
+      onChanged(await api.operators.update(operator.id, { pay_rule_id: value || null })),
+    )
+  }
   return (
     <>
       <select
         aria-label={`Pay rule of ${operator.ident}`}
-        value={own ?? ''}
+        value={action.pending && chosen !== undefined ? chosen : (own ?? '')}
         disabled={action.pending || rules === undefined}
         onChange={(event) => choose(event.currentTarget.value)}
       >
