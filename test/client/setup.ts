@@ -8,9 +8,9 @@ import type { Config } from '../../src/config.js'
 import type { Scope } from '../../src/modules/keys/scopes.js'
 import type { CreatedKey, Mode } from '../../src/modules/keys/service.js'
 import { buildTestApp, type TestApp } from '../helpers/app.js'
-import { sleep, uniq } from '../helpers/assertions.js'
+import { uniq } from '../helpers/assertions.js'
 
-export { sleep, uniq }
+export { uniq }
 
 /** The real app on a fresh database, listening on 127.0.0.1 over real HTTP. */
 export interface ServedApp {
@@ -105,19 +105,4 @@ export async function caught(fn: () => Promise<unknown>): Promise<unknown> {
     return error
   }
   throw new Error('expected the call to throw, it resolved')
-}
-
-/** Polls `predicate` until it returns a value, or fails after `timeoutMs` saying what it waited for. */
-export async function waitUntil<T>(
-  predicate: () => T | undefined | null | false | Promise<T | undefined | null | false>,
-  description: string,
-  timeoutMs = 10_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await predicate()
-    if (value !== undefined && value !== null && value !== false) return value
-    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${description}`)
-    await sleep(20)
-  }
 }

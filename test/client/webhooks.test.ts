@@ -10,8 +10,9 @@ import {
   WebhookVerificationError,
   type WebhookVerificationReason,
 } from '../../packages/client/src/index.js'
+import { waitUntil } from '../helpers/assertions.js'
 import { type ReceivedRequest, WebhookReceiver } from '../helpers/webhook-receiver.js'
-import { type ServedApp, serveApp, uniq, waitUntil } from './setup.js'
+import { type ServedApp, serveApp, uniq } from './setup.js'
 
 const signatureOf = (request: ReceivedRequest) => {
   const value = request.headers['x-service-signature']
@@ -123,17 +124,18 @@ describe('verifyWebhook from the client package, on deliveries made by the servi
       secrets.push(endpoint.secret)
 
       const operator = await client.operators.create({ ident: uniq('W') })
-      const first = await waitUntil(
-        () => handled.length === 1 && handled[0],
-        'the receiver to handle operator.created',
+      // The receiver handles operator.created.
+      const [first] = await waitUntil(
+        () => handled,
+        (events) => events.length === 1,
       )
       expect(first).toMatchObject({ type: 'operator.created' })
       expect((first.data.object as Operator).id).toBe(operator.id)
 
-      const delivery = await waitUntil(async () => {
-        const [latest] = (await client.webhookDeliveries.list({ endpoint_id: endpoint.id })).data
-        return latest?.status === 'succeeded' ? latest : undefined
-      }, 'the delivery to succeed')
+      const delivery = await waitUntil(
+        async () => (await client.webhookDeliveries.list({ endpoint_id: endpoint.id })).data[0],
+        (latest) => latest?.status === 'succeeded',
+      )
       expect(delivery.attempts.at(-1)).toMatchObject({ status_code: 200, response_excerpt: 'ok' })
 
       // The same event again (a resend is the same delivery, the same event id): not handled twice.
@@ -160,7 +162,11 @@ describe('verifyWebhook from the client package, on deliveries made by the servi
 
       // A new event is handled.
       await client.operators.update(operator.id, { name: 'Renamed' })
-      await waitUntil(() => handled.length === 2, 'the receiver to handle operator.updated')
+      // The receiver handles operator.updated.
+      await waitUntil(
+        () => handled.length,
+        (count) => count === 2,
+      )
       expect(handled.map((e) => e.type)).toEqual(['operator.created', 'operator.updated'])
       expect(new Set(handled.map((e) => e.id)).size).toBe(2)
     })

@@ -1,13 +1,14 @@
 import type { Locator } from 'playwright-core'
 import { describe, expect, it } from 'vitest'
-import type {
-  List,
-  Location,
-  PayPeriod,
-  Session,
-  WebhookDelivery,
-  WebhookEndpoint,
-  WebhookEndpointWithSecret,
+import {
+  type List,
+  type Location,
+  type PayPeriod,
+  type Session,
+  type WebhookDelivery,
+  type WebhookEndpoint,
+  type WebhookEndpointWithSecret,
+  waitUntil,
 } from '../helpers/assertions.js'
 import { chromiumAvailable, SCREENS, screenshot, useConsole } from '../helpers/browser.js'
 import { openFromMenu, utcDate } from '../helpers/console.js'
@@ -135,15 +136,12 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the console’s traps of issu
       })
       sessionId = pending.body.id
       // The operator's creation was delivered once (and failed): the delivery log has a row.
-      const deadline = Date.now() + 20_000
-      for (;;) {
-        const deliveries = await api().get<List<WebhookDelivery>>(
-          `/v1/webhook-deliveries?endpoint_id=${endpointId}`,
-        )
-        if (deliveries.body.data.some((d) => d.attempts.length > 0)) break
-        expect(Date.now(), 'a delivery attempted within 20 s').toBeLessThan(deadline)
-        await new Promise((resolve) => setTimeout(resolve, 200))
-      }
+      await waitUntil(
+        async () =>
+          (await api().get<List<WebhookDelivery>>(`/v1/webhook-deliveries?endpoint_id=${endpointId}`)).body
+            .data,
+        (deliveries) => deliveries.some((d) => d.attempts.length > 0),
+      )
     },
     timeoutMs: 90_000,
   })

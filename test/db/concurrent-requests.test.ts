@@ -226,10 +226,18 @@ describe('two apps on one database', () => {
         .insertInto('settings')
         .values({ name: `held-${w.accountId}`, value: 'x' })
         .execute()
-      const waiting = second.client(w.admin.secret).post('/v1/operators', { ident: 'WAITS' })
-      // The other app answers once the transaction ends (here: commits), however long it lasts.
-      await new Promise((resolve) => setTimeout(resolve, 300))
+      const api = second.client(w.admin.secret)
+      let answered = false
+      const waiting = api.post('/v1/operators', { ident: 'WAITS' }).finally(() => {
+        answered = true
+      })
+      // The event loop goes on meanwhile: the other app answers a read.
+      expect((await api.get('/v1/operators?limit=1')).status).toBe(200)
+      // On SQLite the create waits for the file's write lock, which the open transaction holds, so
+      // it cannot have been answered yet. (On PostgreSQL it touches no row the transaction holds.)
+      if (dialect === 'sqlite') expect(answered).toBe(false)
       await held.commit().execute()
+      // The other app answers once the transaction ends (here: commits).
       await created(waiting)
     } catch (error) {
       await held.rollback().execute()
