@@ -297,7 +297,15 @@ describe('documentation samples', () => {
       fs.existsSync(path.join(ROOT, 'packages/client/dist/index.js')),
       'packages/client/dist is missing: run `npm run build -w @attendance/client` (npm test does)',
     ).toBe(true)
-    t = await buildTestApp({ webhookAllowPrivateUrls: true, worker: 'inline', webhookBackoffScale: 0.001 })
+    t = await buildTestApp({
+      webhookAllowPrivateUrls: true,
+      worker: 'inline',
+      webhookBackoffScale: 0.001,
+      // The sweep of forgotten check-outs passes between any two blocks, as it does (every 15 s)
+      // between the commands of a reader who reads the prose between them: a document that opens a
+      // session in the past with one command and closes it with the next fails here every time.
+      sessionSweepIntervalMs: 20,
+    })
     await t.app.listen({ port: 0, host: '127.0.0.1' })
     base = `http://127.0.0.1:${(t.app.server.address() as net.AddressInfo).port}`
   })
