@@ -29,6 +29,12 @@ async function postgresAvailable(): Promise<boolean> {
   }
 }
 
+// TEST_CPU_PROFILE_DIR=<dir>: every test worker writes V8 CPU profiles there, one a file it ran
+// (test/helpers/cpu-profile-setup.ts); how the suite's own time was found (docs/performance-log.md).
+const profiling = process.env.TEST_CPU_PROFILE_DIR
+  ? { setupFiles: ['./test/helpers/cpu-profile-setup.ts'] }
+  : {}
+
 export default defineConfig(async () => {
   const dialects = (process.env.DB_DIALECTS ?? 'sqlite,postgres').split(',')
   const withPostgres = dialects.includes('postgres') && (await postgresAvailable())
@@ -44,6 +50,7 @@ export default defineConfig(async () => {
       name: dialect,
       include: dialect === 'sqlite' ? [...withDatabase, ...onOneDatabase] : withDatabase,
       env: { TEST_DIALECT: dialect, TEST_POSTGRES_URL: POSTGRES_URL },
+      ...profiling,
       testTimeout: 30_000,
       // Test files of a worker share its module cache instead of importing Fastify, Kysely and src/
       // again each: importing was 438 s of the run's time (summed over files) and is 63 s so. The
@@ -73,6 +80,7 @@ export default defineConfig(async () => {
             name: 'no-database',
             include: withoutDatabase,
             env: { TEST_DIALECT: 'none' },
+            ...profiling,
             isolate: false,
             testTimeout: 30_000,
           },

@@ -2,7 +2,9 @@
  * Summarises a V8 CPU profile (`node --cpu-prof`, a `.cpuprofile` JSON file): where the process
  * spent its time, as self time by category and by function, and as inclusive time by package.
  *
- *   npx tsx bench/profile-summary.ts <file.cpuprofile> [--top 25] [--from-ms 5000]
+ *   npx tsx bench/profile-summary.ts <file.cpuprofile>… [--top 25] [--from-ms 5000] [--sum]
+ *
+ * `--sum` reads the files as one profile (the test workers' profiles, test/helpers/cpu-profile-setup.ts).
  *
  * `--from-ms` leaves out the samples of the first milliseconds (start-up, warm-up).
  *
@@ -206,6 +208,23 @@ export function formatSummary(summary: ProfileSummary, top = 20): string {
   ].join('\n')
 }
 
+/** Several profiles as one (`--sum`: the test workers' profiles, one a test file). */
+export function sumSummaries(summaries: ProfileSummary[]): ProfileSummary {
+  const rows = (pick: (summary: ProfileSummary) => Row[]) => {
+    const totals = new Map<string, number>()
+    for (const summary of summaries)
+      for (const row of pick(summary)) totals.set(row.name, (totals.get(row.name) ?? 0) + row.ms)
+    return [...totals].map(([name, ms]) => ({ name, ms })).sort((a, b) => b.ms - a.ms)
+  }
+  return {
+    totalMs: summaries.reduce((sum, summary) => sum + summary.totalMs, 0),
+    idleMs: summaries.reduce((sum, summary) => sum + summary.idleMs, 0),
+    categories: rows((summary) => summary.categories),
+    functions: rows((summary) => summary.functions),
+    inclusive: rows((summary) => summary.inclusive),
+  }
+}
+
 export function readProfile(file: string): CpuProfile {
   return JSON.parse(fs.readFileSync(file, 'utf8')) as CpuProfile
 }
@@ -213,13 +232,23 @@ export function readProfile(file: string): CpuProfile {
 function main() {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
-    options: { top: { type: 'string', default: '20' }, 'from-ms': { type: 'string', default: '0' } },
+    options: {
+      top: { type: 'string', default: '20' },
+      'from-ms': { type: 'string', default: '0' },
+      sum: { type: 'boolean', default: false },
+    },
   })
   const top = Number(values.top)
   const fromMs = Number(values['from-ms'])
   if (positionals.length === 0 || !Number.isInteger(top) || top < 1 || !(fromMs >= 0)) {
-    console.error('usage: tsx bench/profile-summary.ts <file.cpuprofile>… [--top N] [--from-ms MS]')
+    console.error('usage: tsx bench/profile-summary.ts <file.cpuprofile>… [--top N] [--from-ms MS] [--sum]')
     process.exit(2)
+  }
+  if (values.sum) {
+    const summaries = positionals.map((file) => summariseProfile(readProfile(file), fromMs))
+    console.log(`## ${positionals.length} profiles summed\n`)
+    console.log(formatSummary(sumSummaries(summaries), top))
+    return
   }
   for (const file of positionals) {
     console.log(`## ${path.basename(file)}\n`)

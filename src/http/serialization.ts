@@ -64,6 +64,18 @@ function enumOf(options: unknown[]): Schema | undefined {
 }
 
 type SerializerFactory = ReturnType<typeof SerializerSelector>
+type Serializer = ReturnType<ReturnType<SerializerFactory>>
+
+/**
+ * Serialisers already compiled in this process, by the shared schemas and options they were compiled
+ * with, then by the response schema's JSON. fast-json-stringify checks a schema against its
+ * meta-schema, resolves its references and generates code: an app has some 700 response schemas (a
+ * route's statuses; most of them the same error envelope), and compiling each was 28 % of the test
+ * workers' CPU, where every test file builds apps (docs/performance-log.md). A serialiser is a pure
+ * function of those inputs (the schemas are JSON: TypeBox's symbols are not read), so the same
+ * schema of another route, or of an app built again in the process, takes it as it is.
+ */
+const compiled = new Map<string, Map<string, Serializer>>()
 
 /**
  * Fastify's own serialiser factory, given the rewritten schemas: the route's and the shared ones
@@ -76,6 +88,16 @@ export function serializerFactory(): SerializerFactory {
       ? Object.fromEntries(Object.entries(externalSchemas).map(([id, s]) => [id, serializationSchema(s)]))
       : externalSchemas
     const compile = fastifyFactory(shared, options)
-    return (route) => compile({ ...route, schema: serializationSchema(route.schema) })
+    const context = JSON.stringify([shared, options ?? null])
+    const byContext = compiled.get(context) ?? new Map<string, Serializer>()
+    compiled.set(context, byContext)
+    return (route) => {
+      const key = JSON.stringify(route.schema)
+      const known = byContext.get(key)
+      if (known) return known
+      const serializer = compile({ ...route, schema: serializationSchema(route.schema) })
+      byContext.set(key, serializer)
+      return serializer
+    }
   }
 }

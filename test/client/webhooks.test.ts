@@ -6,6 +6,7 @@ import {
   constructWebhookEvent,
   type Operator,
   verifyWebhook,
+  type WebhookDelivery,
   type WebhookEvent,
   WebhookVerificationError,
   type WebhookVerificationReason,
@@ -125,16 +126,16 @@ describe('verifyWebhook from the client package, on deliveries made by the servi
 
       const operator = await client.operators.create({ ident: uniq('W') })
       // The receiver handles operator.created.
-      const [first] = await waitUntil(
-        () => handled,
-        (events) => events.length === 1,
+      const first = await waitUntil(
+        () => handled[0],
+        (event): event is WebhookEvent => event !== undefined,
       )
       expect(first).toMatchObject({ type: 'operator.created' })
       expect((first.data.object as Operator).id).toBe(operator.id)
 
       const delivery = await waitUntil(
         async () => (await client.webhookDeliveries.list({ endpoint_id: endpoint.id })).data[0],
-        (latest) => latest?.status === 'succeeded',
+        (latest): latest is WebhookDelivery => latest?.status === 'succeeded',
       )
       expect(delivery.attempts.at(-1)).toMatchObject({ status_code: 200, response_excerpt: 'ok' })
 

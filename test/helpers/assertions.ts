@@ -25,6 +25,16 @@ export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve
  * purpose (a slow machine only waits longer), never a claim about speed; past it the test fails with
  * the last value read.
  */
+export async function waitUntil<T, Done extends T>(
+  read: () => T | Promise<T>,
+  done: (value: T) => value is Done,
+  options?: { timeoutMs?: number; everyMs?: number },
+): Promise<Done>
+export async function waitUntil<T>(
+  read: () => T | Promise<T>,
+  done: (value: T) => boolean,
+  options?: { timeoutMs?: number; everyMs?: number },
+): Promise<T>
 export async function waitUntil<T>(
   read: () => T | Promise<T>,
   done: (value: T) => boolean,

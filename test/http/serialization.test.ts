@@ -77,4 +77,23 @@ describe('response serialisation', () => {
     expect(JSON.parse(serialise({ ...page, data: [{ ...session, extra: 1 }, open] }))).toEqual(page)
     expect(serialise(page)).toBe(JSON.stringify(page))
   })
+
+  it('compiles a response schema once a process for the same shared schemas and options, again for others', () => {
+    const route = { method: 'GET', url: '/v1/sessions/:id', httpStatus: '200', schema: ref(Session) }
+    // Two apps built in one process, or another route with the same schema: the same serialiser.
+    const first = serializerFactory()({ Session }, {})(route)
+    expect(serializerFactory()({ Session }, {})(route)).toBe(first)
+    expect(serializerFactory()({ Session }, {})({ ...route, url: '/v1/other', schema: ref(Session) })).toBe(
+      first,
+    )
+    // Another schema, other shared schemas or other options: compiled anew, and each as its own.
+    const list = serializerFactory()({ Session }, {})({ ...route, schema: listEnvelope(ref(Session)) })
+    expect(list).not.toBe(first)
+    const otherSession = { ...Session, properties: { ...Session.properties, extra: { type: 'string' } } }
+    const withOther = serializerFactory()({ Session: otherSession }, {})(route)
+    expect(withOther).not.toBe(first)
+    expect(JSON.parse(withOther({ ...session, extra: 'kept' }))).toEqual({ ...session, extra: 'kept' })
+    expect(JSON.parse(first({ ...session, extra: 'kept' }))).toEqual(session)
+    expect(serializerFactory()({ Session }, { rounding: 'floor' })(route)).not.toBe(first)
+  })
 })
