@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -15,7 +15,7 @@ function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const full = path.join(dir, entry.name)
     if (entry.isDirectory()) return sourceFiles(full)
-    return entry.name.endsWith('.ts') ? [full] : []
+    return /\.tsx?$/.test(entry.name) ? [full] : []
   })
 }
 
@@ -34,9 +34,15 @@ interface LocalImport {
 function localImports(file: string): LocalImport[] {
   const text = readFileSync(file, 'utf8')
   return [...text.matchAll(/^(?:import|export)\s+(type\s+)?(?:[^;']*?\sfrom\s+)?'(\.[^']+)'/gm)].map((m) => ({
-    target: path.relative(SRC, path.resolve(path.dirname(file), (m[2] as string).replace(/\.js$/, '.ts'))),
+    target: path.relative(SRC, sourceOf(path.resolve(path.dirname(file), m[2] as string))),
     typeOnly: m[1] !== undefined,
   }))
+}
+
+/** The source file an import names: `x.js` is `x.ts`, or `x.tsx` in the console. */
+function sourceOf(imported: string): string {
+  const ts = imported.replace(/\.js$/, '.ts')
+  return existsSync(ts) ? ts : `${ts}x`
 }
 
 /** `..` is outside src/: the client package, whose signature code the service shares. */
@@ -106,16 +112,16 @@ describe('module boundaries', () => {
 const KNOWN_CYCLES: string[][] = []
 
 /**
- * The files of src/ that lie on a cycle of runtime imports, one sorted list per cycle: the strongly
- * connected components of the import graph with more than one file (Tarjan's algorithm), or a file
- * that imports itself.
+ * The files that lie on a cycle of imports (runtime ones, or with `typeImports` type-only ones too),
+ * one sorted list per cycle, relative to src/: the strongly connected components of the import graph
+ * with more than one file (Tarjan's algorithm), or a file that imports itself.
  */
-function runtimeCycles(files: string[]): string[][] {
+function importCycles(files: string[], { typeImports = false } = {}): string[][] {
   const graph = new Map(
     files.map((file) => [
       path.relative(SRC, file),
       localImports(file)
-        .filter((i) => !i.typeOnly)
+        .filter((i) => typeImports || !i.typeOnly)
         .map((i) => i.target),
     ]),
   )
@@ -146,7 +152,7 @@ function runtimeCycles(files: string[]): string[][] {
 }
 
 describe('import cycles', () => {
-  const cycles = runtimeCycles(sourceFiles(SRC))
+  const cycles = importCycles(sourceFiles(SRC))
 
   it('src/ has no runtime import cycle but the known ones', () => {
     const unknown = cycles.filter(
@@ -155,7 +161,12 @@ describe('import cycles', () => {
     expect(unknown).toEqual([])
   })
 
-  it('finds a cycle, through a re-export too, and leaves out type-only imports', () => {
+  it('src/ and console/src have no import cycle, type imports included', () => {
+    const files = [...sourceFiles(SRC), ...sourceFiles(path.resolve(SRC, '../console/src'))]
+    expect(importCycles(files, { typeImports: true })).toEqual([])
+  })
+
+  it('finds a cycle, through a re-export too, and leaves out type-only imports unless asked', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'cycles-'))
     const write = (name: string, text: string) => {
       writeFileSync(path.join(dir, name), text)
@@ -169,7 +180,10 @@ describe('import cycles', () => {
         write('d.ts', "import { a } from './a.js'\nexport type D = typeof a\n"),
       ]
       const relative = (name: string) => path.relative(SRC, path.join(dir, name))
-      expect(runtimeCycles(files)).toEqual([[relative('a.ts'), relative('b.ts'), relative('c.ts')]])
+      expect(importCycles(files)).toEqual([[relative('a.ts'), relative('b.ts'), relative('c.ts')]])
+      expect(importCycles(files, { typeImports: true })).toEqual([
+        [relative('a.ts'), relative('b.ts'), relative('c.ts'), relative('d.ts')],
+      ])
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }

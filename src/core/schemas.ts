@@ -22,6 +22,10 @@ export const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) })
 
 export const Timestamp = Type.String({ format: 'date-time', description: 'UTC, ISO-8601 with milliseconds.' })
 
+/** A calendar date, `YYYY-MM-DD` (a real date: 2026-02-30 is refused). */
+export const CalendarDate = (description: string) =>
+  Type.String({ format: 'date', maxLength: 10, description: `${description} YYYY-MM-DD.` })
+
 /** The answer of a DELETE that removes an object; `$id` names it in the document (`DeletedDevice`). */
 export function deletedObject<Kind extends string>(kind: Kind, $id: string) {
   return Type.Object(

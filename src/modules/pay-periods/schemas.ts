@@ -1,9 +1,5 @@
 import { type Static, Type } from 'typebox'
-import { paginationQuery, ref, Timestamp } from '../../core/schemas.js'
-
-/** A calendar date, `YYYY-MM-DD` (a real date: 2026-02-30 is refused). */
-export const CalendarDate = (description: string) =>
-  Type.String({ format: 'date', maxLength: 10, description: `${description} YYYY-MM-DD.` })
+import { CalendarDate, paginationQuery, ref, Timestamp } from '../../core/schemas.js'
 
 export const PayPeriodTotals = Type.Object(
   {

@@ -2,16 +2,13 @@ import { errors } from '../../core/errors.js'
 import { instantOf } from '../../core/instants.js'
 import type { StoredBreak } from '../../db/schema.js'
 import { toIso } from '../../lib/time.js'
-import type { BreakInput, SessionBreak } from './schemas.js'
+import { type BreakInput, MAX_BREAKS, type SessionBreak } from './schemas.js'
 
 /**
  * A session's break records (docs/attendance.md, "Breaks"): how the `breaks` column stores them,
  * how the API shows them, the rules a list obeys and what a break scan does to one. No database
  * here: `lifecycle.ts` applies these to the session it holds under the operator's lock.
  */
-
-/** The records of one session: a list, not a diary (the spec's bound, which a break scan keeps too). */
-export const MAX_BREAKS = 10
 
 export function parseBreaks(text: string): StoredBreak[] {
   return JSON.parse(text) as StoredBreak[]

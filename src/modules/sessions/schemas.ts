@@ -1,6 +1,8 @@
 import { type Static, Type } from 'typebox'
 import { deletedObject, nullableString, paginationQuery, ref, Timestamp } from '../../core/schemas.js'
-import { MAX_BREAKS } from './breaks.js'
+
+/** The records of one session: a list, not a diary (the spec's bound, which a break scan keeps too). */
+export const MAX_BREAKS = 10
 
 const timeInput = Type.Object(
   {

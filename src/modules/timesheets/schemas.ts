@@ -1,6 +1,5 @@
 import { type Static, Type } from 'typebox'
-import { paginationQuery } from '../../core/schemas.js'
-import { CalendarDate } from '../pay-periods/schemas.js'
+import { CalendarDate, paginationQuery } from '../../core/schemas.js'
 
 export const MAX_TIMESHEET_DAYS = 366
 
