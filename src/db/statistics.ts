@@ -1,5 +1,5 @@
 import { sql } from 'kysely'
-import { Pause } from '../lib/pause.js'
+import { Repeating } from '../lib/repeating.js'
 import { supportsRowLocks } from './connection.js'
 import type { Db } from './types.js'
 
@@ -35,36 +35,31 @@ const TABLES = ['events', 'webhook_deliveries', 'sessions'] as const
  */
 export class FirstStatistics {
   private done: boolean
-  private running = false
-  private loop: Promise<void> | undefined
-  private readonly pause = new Pause()
+  private readonly loop: Repeating
 
   constructor(
     private readonly db: Db,
     private readonly onError: (error: unknown) => void,
   ) {
     this.done = !supportsRowLocks(db)
+    this.loop = new Repeating(
+      async () => {
+        await this.check()
+        return this.done ? 'done' : 'again'
+      },
+      CHECK_EVERY_MS,
+      onError,
+    )
   }
 
   /** Checks now and then every second, in the background, until every table has its statistics. */
   start(): void {
-    if (this.running) return
-    this.running = true
-    this.loop = this.run()
+    if (!this.done) this.loop.start()
   }
 
   /** Ends the checks; resolves once the one in progress, if any, has finished. */
-  async stop(): Promise<void> {
-    this.running = false
-    this.pause.end()
-    await this.loop
-  }
-
-  private async run(): Promise<void> {
-    while (this.running && !this.done) {
-      await this.check()
-      if (this.running && !this.done) await this.pause.wait(CHECK_EVERY_MS)
-    }
+  stop(): Promise<void> {
+    return this.loop.stop()
   }
 
   /** One check: analyses each table that has enough rows and no statistics yet. */

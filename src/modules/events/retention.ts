@@ -1,6 +1,7 @@
 import type { Db, Trx } from '../../db/types.js'
 import { clock, systemClock } from '../../lib/clock.js'
 import { Pause } from '../../lib/pause.js'
+import { Repeating } from '../../lib/repeating.js'
 import { deleteEvents, lockRelayedEventsBefore } from './repository.js'
 
 /**
@@ -88,37 +89,39 @@ interface Logger {
 export class EventRetention {
   private readonly batchSize: number
   private readonly pauseMs: number
-  /** Between passes: the service's schedule, in the process clock's time. */
-  private readonly nextPass = new Pause()
+  /** Passes on the service's schedule, in the process clock's time. */
+  private readonly loop: Repeating
   /** Between the batches of a pass: pacing for the database's sake, in real time. */
   private readonly nextBatch = new Pause(systemClock)
-  private running = false
   private stopping = false
-  private loop: Promise<void> | undefined
 
   constructor(
     private readonly db: Db,
     private readonly deliveries: DeliveryRetention,
     private readonly options: RetentionOptions,
-    private readonly log: Logger,
+    log: Logger,
   ) {
     this.batchSize = options.batchSize ?? RETENTION_BATCH
     this.pauseMs = options.pauseMs ?? RETENTION_BATCH_PAUSE_MS
+    this.loop = new Repeating(
+      async () => {
+        await this.purge()
+        return 'again'
+      },
+      options.intervalMs,
+      (error) => log.error({ err: error }, 'retention of old events and deliveries failed'),
+    )
   }
 
   start(): void {
-    if (this.running) return
-    this.running = true
-    this.loop = this.run()
+    this.loop.start()
   }
 
   /** Ends the loop, and a pass in progress after its current batch. */
   async stop(): Promise<void> {
-    this.running = false
     this.stopping = true
-    this.nextPass.end()
     this.nextBatch.end()
-    await this.loop
+    await this.loop.stop()
   }
 
   /** One pass: deletes every row past the window now, batch after batch. */
@@ -164,17 +167,6 @@ export class EventRetention {
       if (result.read < this.batchSize || this.stopping) return
       after = result.last
       await this.nextBatch.wait(this.pauseMs)
-    }
-  }
-
-  private async run(): Promise<void> {
-    while (this.running) {
-      try {
-        await this.purge()
-      } catch (error) {
-        this.log.error({ err: error }, 'retention of old events and deliveries failed')
-      }
-      if (this.running) await this.nextPass.wait(this.options.intervalMs)
     }
   }
 }

@@ -3,7 +3,7 @@ import { sessionsClosedBySweep } from '../../core/metrics.js'
 import { FirstStatistics } from '../../db/statistics.js'
 import type { Db } from '../../db/types.js'
 import { clock } from '../../lib/clock.js'
-import { Pause } from '../../lib/pause.js'
+import { Repeating } from '../../lib/repeating.js'
 import { closeForgottenCheckOut, MAX_SHIFT_MS } from './lifecycle.js'
 import { findOpenSessionsCheckedInBefore } from './repository.js'
 
@@ -37,32 +37,34 @@ export interface SweepOptions {
  * webhook worker keeps to delivering.
  */
 export class ForgottenCheckOutSweep {
-  private readonly pause = new Pause()
-  private running = false
-  private loop: Promise<void> | undefined
+  private readonly loop: Repeating
   private readonly statistics: FirstStatistics
 
   constructor(
     private readonly db: Db,
-    private readonly options: SweepOptions,
-    private readonly log: Logger,
+    options: SweepOptions,
+    log: Logger,
   ) {
     this.statistics = new FirstStatistics(db, (error) =>
       log.error({ err: error }, 'could not analyse tables for their first statistics'),
     )
+    this.loop = new Repeating(
+      async () => {
+        await this.sweep()
+        return 'again'
+      },
+      options.intervalMs,
+      (error) => log.error({ err: error }, 'sweep of forgotten check-outs failed'),
+    )
   }
 
   start(): void {
-    if (this.running) return
-    this.running = true
-    this.loop = this.run()
+    this.loop.start()
     this.statistics.start()
   }
 
   async stop(): Promise<void> {
-    this.running = false
-    this.pause.end()
-    await Promise.all([this.loop, this.statistics.stop()])
+    await Promise.all([this.loop.stop(), this.statistics.stop()])
   }
 
   /** One pass: closes every session that is open and older than 16 hours now; returns how many. */
@@ -88,17 +90,6 @@ export class ForgottenCheckOutSweep {
       // A full batch may hide more; the ones just read are closed now (by this pass or another
       // worker), so the next query moves on.
       if (forgotten.length < SWEEP_BATCH) return closed
-    }
-  }
-
-  private async run(): Promise<void> {
-    while (this.running) {
-      try {
-        await this.sweep()
-      } catch (error) {
-        this.log.error({ err: error }, 'sweep of forgotten check-outs failed')
-      }
-      if (this.running) await this.pause.wait(this.options.intervalMs)
     }
   }
 }
