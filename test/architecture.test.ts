@@ -94,6 +94,35 @@ describe('module boundaries', () => {
   const isRepository = (relative: string) =>
     moduleOf(relative) !== undefined && path.basename(relative) === 'repository.ts'
 
+  /** A route file that imports a repository (its own module's too): routes call their service. */
+  const routesSkippingTheirService = (files: string[]) =>
+    files.flatMap((file) => {
+      const relative = path.relative(SRC, file)
+      if (path.basename(relative) !== 'routes.ts') return []
+      return localImports(file)
+        .filter(({ target }) => path.basename(target) === 'repository.ts')
+        .map(({ target }) => `${relative} imports ${target}: a route calls its service`)
+    })
+
+  it('every route calls its service: no routes.ts imports a repository', () => {
+    expect(routesSkippingTheirService(sourceFiles(SRC))).toEqual([])
+  })
+
+  it('finds a route that skips its service', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'routes-'))
+    try {
+      const routes = path.join(dir, 'routes.ts')
+      writeFileSync(routes, "import { findThing } from './repository.js'\nexport const r = findThing\n")
+      writeFileSync(path.join(dir, 'repository.ts'), 'export const findThing = 1\n')
+      const relative = path.relative(SRC, routes)
+      expect(routesSkippingTheirService([routes])).toEqual([
+        `${relative} imports ${path.relative(SRC, path.join(dir, 'repository.ts'))}: a route calls its service`,
+      ])
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   it("no file imports another module's repository", () => {
     const violations = sourceFiles(SRC).flatMap((file) => {
       const relative = path.relative(SRC, file)

@@ -2,8 +2,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { ref } from '../../core/schemas.js'
 import { requireAuth } from '../../http/auth.js'
-import { findOwnAccount } from './repository.js'
 import { Account } from './schemas.js'
+import { findOwnAccount } from './service.js'
 
 export async function accountRoutes(instance: FastifyInstance): Promise<void> {
   const app = instance.withTypeProvider<TypeBoxTypeProvider>()

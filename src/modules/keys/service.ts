@@ -7,6 +7,9 @@ import { newId } from '../../lib/ids.js'
 import { toIsoOrNull } from '../../lib/time.js'
 import { ALL_SCOPES, type Scope } from './scopes.js'
 
+/** The caller's own account and mode (`GET /v1/account`), as the repository reads it. */
+export { findOwnAccount } from './repository.js'
+
 export type Mode = 'test' | 'live'
 
 export interface ApiKeyRecord {

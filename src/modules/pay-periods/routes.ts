@@ -1,12 +1,16 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
-import { errors } from '../../core/errors.js'
 import { IdParams, listEnvelope, ref } from '../../core/schemas.js'
 import { requireAuth } from '../../http/auth.js'
 import { errorResponses } from '../../http/schemas.js'
-import { findPayPeriod, listPayPeriodRows, toPayPeriod } from './repository.js'
 import { CreatePayPeriodBody, ListPayPeriodsQuery, PayPeriod } from './schemas.js'
-import { closePayPeriod, createPayPeriod, reopenPayPeriod } from './service.js'
+import {
+  closePayPeriod,
+  createPayPeriod,
+  listPayPeriods,
+  reopenPayPeriod,
+  retrievePayPeriod,
+} from './service.js'
 
 const tags = ['Pay periods']
 
@@ -42,11 +46,7 @@ export async function payPeriodRoutes(instance: FastifyInstance): Promise<void> 
         response: { 200: ref(PayPeriod, 'The pay period.') },
       },
     },
-    async (request) => {
-      const row = await findPayPeriod(app.db, requireAuth(request), request.params.id)
-      if (!row) throw errors.notFound('pay_period', request.params.id)
-      return toPayPeriod(row)
-    },
+    (request) => retrievePayPeriod(app.db, requireAuth(request), request.params.id),
   )
 
   app.get(
@@ -66,8 +66,8 @@ export async function payPeriodRoutes(instance: FastifyInstance): Promise<void> 
         'pay_period',
         auth,
         request.query,
-        (beforeId, take) => listPayPeriodRows(app.db, auth, request.query, beforeId, take),
-        toPayPeriod,
+        (beforeId, take) => listPayPeriods(app.db, auth, request.query, beforeId, take),
+        (period) => period,
       )
     },
   )

@@ -1,12 +1,13 @@
 import { errors } from '../../core/errors.js'
 import type { AuthContext } from '../../core/identity.js'
-import type { Trx } from '../../db/types.js'
+import type { Executor, Trx } from '../../db/types.js'
 import { clock } from '../../lib/clock.js'
 import { addDays, daysBetween, startOfDate } from '../../lib/dates.js'
 import { newId } from '../../lib/ids.js'
 import { toIso } from '../../lib/time.js'
 import { recordEvent } from '../events/outbox.js'
 import { timeZonesInUse } from '../locations/service.js'
+import { listService, retrieveResource } from '../shared/resources.js'
 import { discardClosedTimesheet, storeClosedTimesheet } from '../timesheets/service.js'
 import {
   countUnsettledSessions,
@@ -14,6 +15,7 @@ import {
   findOverlappingPeriod,
   findPayPeriod,
   insertPayPeriod,
+  listPayPeriodRows,
   lockPayPeriods,
   type PayPeriodRow,
   toPayPeriod,
@@ -158,3 +160,8 @@ export async function assertPeriodOpen(
   const closed = await closedPeriodHolding(trx, auth, workDates)
   if (closed) throw errors.periodClosed(closed.id, closed.date)
 }
+export function retrievePayPeriod(db: Executor, auth: AuthContext, id: string): Promise<PayPeriod> {
+  return retrieveResource(db, auth, { name: 'pay_period', find: findPayPeriod, toApi: toPayPeriod }, id)
+}
+
+export const listPayPeriods = listService(listPayPeriodRows, toPayPeriod)

@@ -1,13 +1,11 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
-import { errors } from '../../core/errors.js'
 import { IdParams, listEnvelope, paginationQuery, ref } from '../../core/schemas.js'
 import { requireAuth } from '../../http/auth.js'
 import { registerResourceRoutes } from '../../http/resource-routes.js'
 import { errorResponses } from '../../http/schemas.js'
 import { createSession, deleteSession, reviewSession, updateSession } from './lifecycle.js'
-import { listRevisionRows, sessionEverExisted, toRevision } from './repository.js'
 import {
   ApproveSessionBody,
   CreateSessionBody,
@@ -18,7 +16,14 @@ import {
   SessionRevision,
   UpdateSessionBody,
 } from './schemas.js'
-import { isWorkDateKey, listSessions, retrieveSession, workDateKeyOf } from './service.js'
+import {
+  assertSessionEverExisted,
+  isWorkDateKey,
+  listRevisions,
+  listSessions,
+  retrieveSession,
+  workDateKeyOf,
+} from './service.js'
 
 export async function sessionRoutes(instance: FastifyInstance): Promise<void> {
   registerResourceRoutes(instance, {
@@ -133,13 +138,13 @@ export async function sessionRoutes(instance: FastifyInstance): Promise<void> {
     async (request) => {
       const auth = requireAuth(request)
       const { id } = request.params
-      if (!(await sessionEverExisted(app.db, auth, id))) throw errors.notFound('session', id)
+      await assertSessionEverExisted(app.db, auth, id)
       return app.paginator.page(
         `session_revisions:${id}`,
         auth,
         request.query,
-        (beforeId, take) => listRevisionRows(app.db, auth, id, beforeId, take),
-        toRevision,
+        (beforeId, take) => listRevisions(app.db, auth, id, beforeId, take),
+        (revision) => revision,
       )
     },
   )

@@ -1,14 +1,18 @@
+import { errors } from '../../core/errors.js'
 import type { AuthContext } from '../../core/identity.js'
 import { instantOf } from '../../core/instants.js'
 import type { Executor } from '../../db/types.js'
 import { findNamedOperator } from '../operators/service.js'
-import { retrieveResource } from '../shared/resources.js'
+import { listService, retrieveResource } from '../shared/resources.js'
 import { sessions } from './lifecycle.js'
 import {
+  listRevisionRows,
   listSessionRows,
   type SessionFilters,
   type SessionPageStart,
   type SessionRow,
+  sessionEverExisted,
+  toRevision,
   toSession,
   type WorkDateKey,
 } from './repository.js'
@@ -57,3 +61,11 @@ export const workDateKeyOf = (session: Session): WorkDateKey => [session.work_da
 
 export const isWorkDateKey = (value: unknown): value is WorkDateKey =>
   Array.isArray(value) && value.length === 2 && typeof value[0] === 'string' && typeof value[1] === 'string'
+
+/** A session's edit history is read for a session of the caller's that exists or once did: 404 else. */
+export async function assertSessionEverExisted(db: Executor, auth: AuthContext, id: string): Promise<void> {
+  if (!(await sessionEverExisted(db, auth, id))) throw errors.notFound('session', id)
+}
+
+/** A page of a session's revisions, newest first (the keyset query's filter is the session's id). */
+export const listRevisions = listService(listRevisionRows, toRevision)

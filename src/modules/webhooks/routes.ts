@@ -1,12 +1,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
-import { errors } from '../../core/errors.js'
-import { instantOf } from '../../core/instants.js'
 import { IdParams, listEnvelope, ref } from '../../core/schemas.js'
 import { requireAuth } from '../../http/auth.js'
 import { registerResourceRoutes } from '../../http/resource-routes.js'
 import { errorResponses } from '../../http/schemas.js'
-import { attemptsOf, findDelivery, listDeliveryRows, toDelivery } from './repository.js'
 import {
   CreateEndpointBody,
   DeletedWebhookEndpoint,
@@ -24,9 +21,11 @@ import type { DeliverySender } from './sender.js'
 import {
   createEndpoint,
   deleteEndpoint,
+  listDeliveries,
   listEndpoints,
   recoverEndpoint,
   resendDelivery,
+  retrieveDelivery,
   retrieveEndpoint,
   rotateSecret,
   sendTestEvent,
@@ -145,25 +144,12 @@ export function webhookRoutes(options: { urlPolicy: UrlPolicy; sender: DeliveryS
       },
       (request) => {
         const auth = requireAuth(request)
-        const q = request.query
-        const filters = {
-          ...q,
-          createdFrom: q.created_from === undefined ? undefined : instantOf(q.created_from, 'created_from'),
-          createdTo: q.created_to === undefined ? undefined : instantOf(q.created_to, 'created_to'),
-        }
         return app.paginator.page(
           'webhook_delivery',
           auth,
-          q,
-          async (beforeId, take) => {
-            const rows = await listDeliveryRows(app.db, auth, filters, beforeId, take)
-            const attempts = await attemptsOf(
-              app.db,
-              rows.map((r) => r.id),
-            )
-            return rows.map((row) => ({ id: row.id, row, attempts: attempts.get(row.id) ?? [] }))
-          },
-          (item) => toDelivery(item.row, item.attempts),
+          request.query,
+          (beforeId, take) => listDeliveries(app.db, auth, request.query, beforeId, take),
+          (delivery) => delivery,
         )
       },
     )
@@ -179,11 +165,7 @@ export function webhookRoutes(options: { urlPolicy: UrlPolicy; sender: DeliveryS
           response: { 200: ref(WebhookDelivery, 'The delivery.') },
         },
       },
-      async (request) => {
-        const row = await findDelivery(app.db, requireAuth(request), request.params.id)
-        if (!row) throw errors.notFound('webhook_delivery', request.params.id)
-        return toDelivery(row, (await attemptsOf(app.db, [row.id])).get(row.id) ?? [])
-      },
+      (request) => retrieveDelivery(app.db, requireAuth(request), request.params.id),
     )
 
     app.post(

@@ -30,6 +30,7 @@ import {
   findEndpoint,
   insertDeliveries,
   insertEndpoint,
+  listDeliveryRows,
   listEndpointRows,
   lockEndpoint,
   lockFinishedDeliveriesBefore,
@@ -208,6 +209,52 @@ export async function sendTestEvent(trx: Trx, auth: AuthContext, id: string): Pr
   }
   await insertDeliveries(trx, [delivery])
   return toDelivery(delivery, [])
+}
+
+/** The delivery log's filters as the query gives them; the times are ISO-8601 instants. */
+export interface DeliveryQuery {
+  endpoint_id?: string | undefined
+  event_id?: string | undefined
+  status?: WebhookDelivery['status'] | undefined
+  created_from?: string | undefined
+  created_to?: string | undefined
+}
+
+/** A page of the delivery log, newest first, each delivery with its attempts (one query for all). */
+export async function listDeliveries(
+  db: Executor,
+  auth: AuthContext,
+  query: DeliveryQuery,
+  beforeId: string | undefined,
+  take: number,
+): Promise<WebhookDelivery[]> {
+  const rows = await listDeliveryRows(
+    db,
+    auth,
+    {
+      ...query,
+      createdFrom:
+        query.created_from === undefined ? undefined : instantOf(query.created_from, 'created_from'),
+      createdTo: query.created_to === undefined ? undefined : instantOf(query.created_to, 'created_to'),
+    },
+    beforeId,
+    take,
+  )
+  const attempts = await attemptsOf(
+    db,
+    rows.map((row) => row.id),
+  )
+  return rows.map((row) => toDelivery(row, attempts.get(row.id) ?? []))
+}
+
+export async function retrieveDelivery(
+  db: Executor,
+  auth: AuthContext,
+  id: string,
+): Promise<WebhookDelivery> {
+  const row = await findDelivery(db, auth, id)
+  if (!row) throw errors.notFound('webhook_delivery', id)
+  return toDelivery(row, (await attemptsOf(db, [row.id])).get(row.id) ?? [])
 }
 
 /**
