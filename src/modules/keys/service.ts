@@ -5,10 +5,20 @@ import type { Db, Executor } from '../../db/types.js'
 import { clock } from '../../lib/clock.js'
 import { newId } from '../../lib/ids.js'
 import { toIsoOrNull } from '../../lib/time.js'
+import {
+  findAccountIdByName,
+  findKeyRowByHash,
+  insertAccount,
+  insertKeyRow,
+  keyExists,
+  listKeyRows,
+  revokeKeyRow,
+} from './repository.js'
 import { ALL_SCOPES, type Scope } from './scopes.js'
 
-/** The caller's own account and mode (`GET /v1/account`), as the repository reads it. */
-export { findOwnAccount } from './repository.js'
+// Reads and changes the service takes from the repository as they are: the caller's own account and
+// mode (`GET /v1/account`), the count of accounts, a key's label, a device's keys revoked.
+export { countAccounts, findOwnAccount, revokeDeviceKeys, setKeyLabel } from './repository.js'
 
 export type Mode = 'test' | 'live'
 
@@ -53,16 +63,17 @@ export function hashSecret(secret: string): string {
 
 /** Finds the account by name, creating it when it does not exist (safe against a concurrent create). */
 export async function ensureAccount(db: Db, name: string): Promise<string> {
-  const existing = await db.selectFrom('accounts').select('id').where('name', '=', name).executeTakeFirst()
-  if (existing) return existing.id
+  const existing = await findAccountIdByName(db, name)
+  if (existing) return existing
   try {
     const id = newId('acct')
-    await db.insertInto('accounts').values({ id, name, created_at: clock.now() }).execute()
+    await insertAccount(db, { id, name, created_at: clock.now() })
     return id
   } catch (error) {
     if (!isUniqueViolation(error)) throw error
-    return (await db.selectFrom('accounts').select('id').where('name', '=', name).executeTakeFirstOrThrow())
-      .id
+    const created = await findAccountIdByName(db, name)
+    if (created === undefined) throw error
+    return created
   }
 }
 
@@ -76,21 +87,18 @@ export async function createKey(
   const secret = `sk_${input.mode}_${randomBytes(24).toString('base64url')}`
   const scopes = input.scopes ?? ALL_SCOPES
   const id = newId('key')
-  await db
-    .insertInto('api_keys')
-    .values({
-      id,
-      account_id: accountId,
-      livemode: toFlag(input.mode === 'live'),
-      secret_hash: hashSecret(secret),
-      secret_prefix: secret.slice(0, 12),
-      scopes: scopes.join(','),
-      expires_at: input.expiresAt?.getTime() ?? null,
-      revoked_at: null,
-      created_at: clock.now(),
-      label: input.label ?? null,
-    })
-    .execute()
+  await insertKeyRow(db, {
+    id,
+    account_id: accountId,
+    livemode: toFlag(input.mode === 'live'),
+    secret_hash: hashSecret(secret),
+    secret_prefix: secret.slice(0, 12),
+    scopes: scopes.join(','),
+    expires_at: input.expiresAt?.getTime() ?? null,
+    revoked_at: null,
+    created_at: clock.now(),
+    label: input.label ?? null,
+  })
   return {
     id,
     secret,
@@ -103,11 +111,7 @@ export async function createKey(
 }
 
 export async function findKeyByHash(db: Executor, secretHash: string): Promise<ApiKeyRecord | undefined> {
-  const row = await db
-    .selectFrom('api_keys')
-    .select(['id', 'account_id', 'livemode', 'scopes', 'expires_at', 'revoked_at', 'device_id'])
-    .where('secret_hash', '=', secretHash)
-    .executeTakeFirst()
+  const row = await findKeyRowByHash(db, secretHash)
   if (!row) return undefined
   return {
     id: row.id,
@@ -139,55 +143,24 @@ export async function createDeviceKey(
 ): Promise<CreatedDeviceKey> {
   const secret = `dk_${owner.livemode ? 'live' : 'test'}_${randomBytes(24).toString('base64url')}`
   const id = newId('key')
-  await trx
-    .insertInto('api_keys')
-    .values({
-      id,
-      account_id: owner.accountId,
-      livemode: toFlag(owner.livemode),
-      secret_hash: hashSecret(secret),
-      secret_prefix: secret.slice(0, 12),
-      scopes: '',
-      expires_at: null,
-      revoked_at: null,
-      created_at: clock.now(),
-      label: null,
-      device_id: deviceId,
-    })
-    .execute()
+  await insertKeyRow(trx, {
+    id,
+    account_id: owner.accountId,
+    livemode: toFlag(owner.livemode),
+    secret_hash: hashSecret(secret),
+    secret_prefix: secret.slice(0, 12),
+    scopes: '',
+    expires_at: null,
+    revoked_at: null,
+    created_at: clock.now(),
+    label: null,
+    device_id: deviceId,
+  })
   return { id, secret, livemode: owner.livemode }
 }
 
-/** Revokes the device's keys that are not revoked yet (the key cache forgets them within 5 s). */
-export async function revokeDeviceKeys(trx: Executor, deviceId: string, now: number): Promise<void> {
-  await trx
-    .updateTable('api_keys')
-    .set({ revoked_at: now })
-    .where('device_id', '=', deviceId)
-    .where('revoked_at', 'is', null)
-    .execute()
-}
-
 export async function listKeys(db: Db) {
-  const rows = await db
-    .selectFrom('api_keys')
-    .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
-    .select([
-      'api_keys.id',
-      'accounts.name as account',
-      'api_keys.account_id',
-      'api_keys.livemode',
-      'api_keys.secret_prefix',
-      'api_keys.scopes',
-      'api_keys.expires_at',
-      'api_keys.revoked_at',
-      'api_keys.created_at',
-      'api_keys.label',
-    ])
-    // Device keys are the devices' (pairing and unpairing manage them), not the operator's.
-    .where('api_keys.device_id', 'is', null)
-    .orderBy('api_keys.id')
-    .execute()
+  const rows = await listKeyRows(db)
   return rows.map((r) => ({
     id: r.id,
     account: r.account,
@@ -202,28 +175,7 @@ export async function listKeys(db: Db) {
   }))
 }
 
-/** Sets (or, with null, clears) a key's label; true when the key exists. */
-export async function setKeyLabel(db: Db, id: string, label: string | null): Promise<boolean> {
-  const result = await db.updateTable('api_keys').set({ label }).where('id', '=', id).executeTakeFirst()
-  return result.numUpdatedRows > 0n
-}
-
 /** Revokes a key; true when the key exists (revoking twice is harmless). */
 export async function revokeKey(db: Db, id: string): Promise<boolean> {
-  const result = await db
-    .updateTable('api_keys')
-    .set({ revoked_at: clock.now() })
-    .where('id', '=', id)
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst()
-  if (result.numUpdatedRows > 0n) return true
-  return (await db.selectFrom('api_keys').select('id').where('id', '=', id).executeTakeFirst()) !== undefined
-}
-
-export async function countAccounts(db: Db): Promise<number> {
-  const row = await db
-    .selectFrom('accounts')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .executeTakeFirstOrThrow()
-  return Number(row.n)
+  return (await revokeKeyRow(db, id, clock.now())) || keyExists(db, id)
 }
