@@ -7,7 +7,7 @@ import { newId } from '../../lib/ids.js'
 import { toIso } from '../../lib/time.js'
 import { recordEvent } from '../events/outbox.js'
 import { timeZonesInUse } from '../locations/service.js'
-import { listService, retrieveResource } from '../shared/resources.js'
+import { listService, type ReadableStore, retrieveResource } from '../shared/resources.js'
 import { discardClosedTimesheet, storeClosedTimesheet } from '../timesheets/service.js'
 import {
   countUnsettledSessions,
@@ -160,8 +160,16 @@ export async function assertPeriodOpen(
   const closed = await closedPeriodHolding(trx, auth, workDates)
   if (closed) throw errors.periodClosed(closed.id, closed.date)
 }
+
+/** How a GET reads a pay period (the shared retrieve: the caller's row, or 404). */
+const payPeriods: ReadableStore<PayPeriodRow, PayPeriod> = {
+  name: 'pay_period',
+  find: findPayPeriod,
+  toApi: toPayPeriod,
+}
+
 export function retrievePayPeriod(db: Executor, auth: AuthContext, id: string): Promise<PayPeriod> {
-  return retrieveResource(db, auth, { name: 'pay_period', find: findPayPeriod, toApi: toPayPeriod }, id)
+  return retrieveResource(db, auth, payPeriods, id)
 }
 
 export const listPayPeriods = listService(listPayPeriodRows, toPayPeriod)
