@@ -1,11 +1,11 @@
 import { execFileSync, spawn } from 'node:child_process'
 import fs from 'node:fs'
-import net from 'node:net'
+import type net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from './helpers/app.js'
-import { ROOT } from './helpers/process.js'
+import { freePort, ROOT } from './helpers/process.js'
 
 /**
  * Every fenced code block of the documentation is run, checked, or explicitly marked as not runnable,
@@ -137,14 +137,6 @@ function parseJsonSequence(text: string): unknown[] {
 }
 
 const startsLikeJson = (text: string) => /^\s*[[{]/.test(text)
-
-async function freePort(): Promise<number> {
-  const server = net.createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as net.AddressInfo
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  return port
-}
 
 interface SessionResult {
   code: number | null

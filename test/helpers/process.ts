@@ -201,17 +201,44 @@ export async function killAll(): Promise<void> {
   )
 }
 
-/** A TCP port on the loopback address that was free a moment ago. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * A TCP port that was free a moment ago, for a child process that must be told its port before it
+ * starts. It is drawn below the kernel's ephemeral range: a port the kernel handed out for
+ * `listen(0)` is handed out again, and outgoing connections (to PostgreSQL, Redis, Chromium) take
+ * local ports from that range too, so between our check and the child's `listen` another test could
+ * hold it (`EADDRINUSE`, seen in CI). Below the range only another explicit choice can collide, and
+ * the draw is random and checked on the wildcard address the child listens on.
+ */
+export async function freePort(): Promise<number> {
+  const [low] = ephemeralPortRange()
+  const floor = 10_000
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = floor + Math.floor(Math.random() * (low - floor))
+    if (await canListen(port)) return port
+  }
+  throw new Error('no free port below the ephemeral range after 50 tries')
+}
+
+function ephemeralPortRange(): [number, number] {
+  try {
+    const [low, high] = fs
+      .readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')
+      .trim()
+      .split(/\s+/)
+      .map(Number)
+    if (low !== undefined && high !== undefined && low > 10_000) return [low, high]
+  } catch {
+    // not Linux: the IANA dynamic range
+  }
+  return [49_152, 65_535]
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = net.createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      )
-    })
+    server.once('error', () => resolve(false))
+    // No host: the wildcard address (dual-stack), the one a child that is given only a port binds.
+    server.listen(port, () => server.close(() => resolve(true)))
   })
 }
 
