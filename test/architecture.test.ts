@@ -86,13 +86,21 @@ describe('layering', () => {
  * returns), so a type-only import counts. `modules/shared/`, the kernel every module builds on, has
  * no repository and may import none.
  */
+/**
+ * The files of a module that hold its SQL: `repository.ts`, or, where one would hold several jobs,
+ * `<part>-repository.ts` (e.g. `delivery-repository.ts`); and `<name>-read-model.ts`, a declared read
+ * across other modules' tables (see READ_MODELS).
+ */
+const isRepositoryFile = (file: string) => /(?:^|-)repository\.ts$/.test(path.basename(file))
+const isReadModelFile = (file: string) => /-read-model\.ts$/.test(path.basename(file))
+const holdsSql = (file: string) => isRepositoryFile(file) || isReadModelFile(file)
+
 describe('module boundaries', () => {
   const moduleOf = (relative: string) => {
     const [layer, feature] = relative.split(path.sep)
     return layer === 'modules' ? feature : undefined
   }
-  const isRepository = (relative: string) =>
-    moduleOf(relative) !== undefined && path.basename(relative) === 'repository.ts'
+  const isRepository = (relative: string) => moduleOf(relative) !== undefined && holdsSql(relative)
 
   /** A route file that imports a repository (its own module's too): routes call their service. */
   const routesSkippingTheirService = (files: string[]) =>
@@ -100,7 +108,7 @@ describe('module boundaries', () => {
       const relative = path.relative(SRC, file)
       if (path.basename(relative) !== 'routes.ts') return []
       return localImports(file)
-        .filter(({ target }) => path.basename(target) === 'repository.ts')
+        .filter(({ target }) => holdsSql(target))
         .map(({ target }) => `${relative} imports ${target}: a route calls its service`)
     })
 
@@ -137,7 +145,7 @@ describe('module boundaries', () => {
 /**
  * Every table has one owner, the module whose repository reads and writes it; the tables of `db/` and
  * `http/` (settings, idempotency keys) belong to no module. Within a module only `repository.ts` holds
- * SQL (query builders and `sql` templates).
+ * SQL (query builders and `sql` templates): its repository files, and its read models.
  */
 const TABLE_OWNERS: Record<string, string> = {
   accounts: 'keys',
@@ -178,6 +186,14 @@ const KNOWN_FOREIGN_TABLES = [
   'timesheets → sessions',
 ]
 
+/**
+ * Reads across modules where reading across is the point (a timesheet is sessions seen with their
+ * operators, locations and pay rules), each declared in the module that owns most of the rows, in a
+ * file named `<name>-read-model.ts`, with the other modules' tables it reads. A read model writes
+ * nothing.
+ */
+const READ_MODELS: Record<string, string[]> = {}
+
 const QUERY_START =
   /\.(?:selectFrom|insertInto|updateTable|deleteFrom|innerJoin|leftJoin)\(\s*'([a-z_]+)|\bcompiled(?:Insert|Update)?\(\s*'([a-z_]+)/g
 
@@ -209,7 +225,7 @@ describe('table owners', () => {
 
   it("a repository names only its module's tables, but the reads known today", () => {
     const foreign = moduleFiles
-      .filter((f) => path.basename(f.file) === 'repository.ts')
+      .filter((f) => isRepositoryFile(f.file))
       .flatMap((f) =>
         tablesNamed(f.text)
           .filter((table) => TABLE_OWNERS[table] !== f.feature)
@@ -218,9 +234,22 @@ describe('table owners', () => {
     expect([...new Set(foreign)].sort()).toEqual(KNOWN_FOREIGN_TABLES)
   })
 
-  it('in a module, only repository.ts holds SQL', () => {
+  it('a read model reads only the tables it declares, and writes none', () => {
+    const readModels = moduleFiles.filter((f) => isReadModelFile(f.file))
+    expect(readModels.map((f) => f.relative).sort()).toEqual(Object.keys(READ_MODELS).sort())
+    for (const f of readModels) {
+      const foreign = tablesNamed(f.text).filter((table) => TABLE_OWNERS[table] !== f.feature)
+      expect(foreign, f.relative).toEqual([...(READ_MODELS[f.relative] ?? [])].sort())
+      expect(
+        /\.(?:insertInto|updateTable|deleteFrom)\(|\bcompiled(?:Insert|Update)\(/.test(f.text),
+        f.relative,
+      ).toBe(false)
+    }
+  })
+
+  it('in a module, only its repositories and read models hold SQL', () => {
     const elsewhere = moduleFiles
-      .filter((f) => path.basename(f.file) !== 'repository.ts')
+      .filter((f) => !holdsSql(f.file))
       .filter((f) => tablesNamed(f.text).length > 0 || /\bsql`/.test(f.text))
       .map((f) => f.relative)
     expect(elsewhere).toEqual([])
