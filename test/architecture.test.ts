@@ -188,8 +188,8 @@ const KNOWN_FOREIGN_TABLES = [
 
 /**
  * Reads across modules where reading across is the point (a timesheet is sessions seen with their
- * operators, locations and pay rules), each declared in the module that owns most of the rows, in a
- * file named `<name>-read-model.ts`, with the other modules' tables it reads. A read model writes
+ * operators, locations and pay rules), each in the module whose job that read is, in a file named
+ * `<name>-read-model.ts`, with the other modules' tables it reads. A read model writes
  * nothing.
  */
 const READ_MODELS: Record<string, string[]> = {}
