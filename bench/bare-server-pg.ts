@@ -68,20 +68,22 @@ await pool.query('INSERT INTO api_keys VALUES ($1, $2, 0) ON CONFLICT DO NOTHING
 
 const placeholders = (from: number, count: number) =>
   Array.from({ length: count }, (_, i) => `$${from + i}`).join(', ')
+// Each statement starts with `/* bare */`, which PostgreSQL keeps in pg_stat_statements' text: that
+// is how bench/http.ts (BENCH_PG_STATEMENTS=1) tells this stack's statements from the service's.
 const CREATE = {
   name: 'bare_create',
   text:
-    `WITH session AS (INSERT INTO sessions VALUES (${placeholders(1, SESSION_COLUMNS.length)})) ` +
+    `/* bare */ WITH session AS (INSERT INTO sessions VALUES (${placeholders(1, SESSION_COLUMNS.length)})) ` +
     `INSERT INTO events VALUES (${placeholders(SESSION_COLUMNS.length + 1, 6)})`,
 }
 const PAGE = {
   name: 'bare_page',
-  text: `SELECT * FROM sessions WHERE account_id = $1 AND livemode = $2 AND id < $3 AND deleted_at IS NULL
+  text: `/* bare */ SELECT * FROM sessions WHERE account_id = $1 AND livemode = $2 AND id < $3 AND deleted_at IS NULL
          ORDER BY id DESC LIMIT $4`,
 }
 const FIND_KEY = {
   name: 'bare_find_key',
-  text: 'SELECT account_id AS "accountId", livemode FROM api_keys WHERE secret_hash = $1',
+  text: '/* bare */ SELECT account_id AS "accountId", livemode FROM api_keys WHERE secret_hash = $1',
 }
 
 const app = bareApp({

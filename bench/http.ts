@@ -44,6 +44,14 @@
  *   BENCH_RATE_LIMIT_MAX    the services' RATE_LIMIT_MAX (per key per second), default 1000000
  *   BENCH_BUILD=0           skip `npm run build` (dist/ must be current)
  *   BENCH_KEEP=1            keep the temporary folder and the PostgreSQL schema
+ *   BENCH_PG_STATEMENTS=1   with BENCH_DATABASE=postgres: PostgreSQL's own account of each kind's
+ *                           rounds, per statement and per request of each stack (pg_stat_statements,
+ *                           reset before the rounds; the server must load it: docs/performance.md)
+ *
+ * With BENCH_DATABASE=postgres, each round also reports the CPU the PostgreSQL server's processes
+ * (its backends, WAL writer, checkpointer: every process named `postgres`) used per 2xx answer of
+ * the target being loaded, read from /proc before and after its load: only one target is loaded at
+ * a time, so the database's CPU of a round is that target's.
  */
 import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
@@ -52,6 +60,8 @@ import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import autocannon from 'autocannon'
+import pg from 'pg'
+import { onServer } from '../test/helpers/postgres-run.js'
 import { type Child, freePort, killAll, run, spawnChild } from '../test/helpers/process.js'
 import { benchSchema } from './postgres-schema.js'
 import { formatSummary, readProfile, summariseProfile } from './profile-summary.js'
@@ -73,6 +83,7 @@ const POSTGRES_URL =
 const RATE_LIMIT_MAX = intEnv('BENCH_RATE_LIMIT_MAX', 1_000_000, 1)
 const BUILD = process.env.BENCH_BUILD !== '0'
 const KEEP = process.env.BENCH_KEEP === '1'
+const PG_STATEMENTS = process.env.BENCH_PG_STATEMENTS === '1'
 
 const DEVICE = 'GATE-1'
 const DAY_MS = 86_400_000
@@ -308,6 +319,8 @@ interface Outcome {
   reqPerSec: number
   /** CPU time of the target's process (all its threads) per 2xx answer, in ms; NaN without /proc. */
   cpuMsPerRequest: number
+  /** CPU time of the PostgreSQL server's processes per 2xx answer, in ms; NaN on SQLite or without /proc. */
+  postgresCpuMsPerRequest: number
   p50: number
   p99: number
   statuses: Record<string, number>
@@ -349,6 +362,7 @@ async function load(target: Target, kind: Kind, how: { seconds: number } | { amo
   const samples: string[] = []
   const pid = target.child.proc.pid
   const ticksBefore = pid === undefined ? Number.NaN : cpuTicks(pid)
+  const postgresBefore = DATABASE === 'postgres' ? postgresCpuTicks() : Number.NaN
   const result = await autocannon({
     url: baseUrl(target),
     connections: CONNECTIONS,
@@ -368,6 +382,8 @@ async function load(target: Target, kind: Kind, how: { seconds: number } | { amo
       pid === undefined || !fs.existsSync(`/proc/${pid}/stat`)
         ? Number.NaN
         : ((cpuTicks(pid) - ticksBefore) * MS_PER_TICK) / Math.max(1, result['2xx']),
+    postgresCpuMsPerRequest:
+      ((postgresCpuTicks() - postgresBefore) * MS_PER_TICK) / Math.max(1, result['2xx']),
     p50: result.latency.p50,
     p99: result.latency.p99,
     statuses,
@@ -403,6 +419,26 @@ function cpuTicks(pid: number): number {
   }
 }
 
+/**
+ * CPU ticks of every process named `postgres` (the server: its backends, WAL writer, checkpointer),
+ * NaN without /proc. A backend that exits between two readings takes its ticks with it: the pools
+ * of both stacks keep their connections for the run.
+ */
+function postgresCpuTicks(): number {
+  if (!fs.existsSync('/proc/self/stat')) return Number.NaN
+  let total = 0
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      if (fs.readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres')
+        total += cpuTicks(Number(entry))
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total
+}
+
 async function waitQuiet(targets: Target[], timeoutMs = 15_000): Promise<void> {
   if (!fs.existsSync('/proc/self/stat')) return sleep(1000).then(() => undefined)
   const pids = targets.map((t) => t.child.proc.pid).filter((pid): pid is number => pid !== undefined)
@@ -427,6 +463,8 @@ async function waitQuiet(targets: Target[], timeoutMs = 15_000): Promise<void> {
 interface KindResult {
   kind: Kind
   rounds: Map<TargetId, Outcome[]>
+  /** BENCH_PG_STATEMENTS: pg_stat_statements over the rounds, per stack. */
+  statements?: string[]
   /** performance.now() when the first round began (after the warm-up). */
   roundsStartedAt: number
 }
@@ -441,6 +479,7 @@ async function measure(targets: Target[], kind: Kind): Promise<KindResult> {
     }
   }
   const rounds = new Map<TargetId, Outcome[]>(targets.map((t) => [t.id, []]))
+  if (PG_STATEMENTS) await onServer(POSTGRES_URL, 'select pg_stat_statements_reset()')
   const roundsStartedAt = performance.now()
   for (let round = 0; round < ROUNDS; round++) {
     // Rotate the order so that no target always runs right after another's load.
@@ -450,27 +489,107 @@ async function measure(targets: Target[], kind: Kind): Promise<KindResult> {
       const outcome = await load(target, kind, { seconds: SECONDS })
       log(
         `${name}: round ${round + 1}/${ROUNDS} ${target.label}: ${outcome.reqPerSec.toFixed(0)} req/s, ` +
-          `${outcome.cpuMsPerRequest.toFixed(3)} CPU ms/request, ` +
+          `${outcome.cpuMsPerRequest.toFixed(3)} CPU ms/request` +
+          (DATABASE === 'postgres' ? ` (PostgreSQL ${outcome.postgresCpuMsPerRequest.toFixed(3)})` : '') +
+          ', ' +
           `p50 ${outcome.p50} ms, p99 ${outcome.p99} ms`,
       )
       mustBeClean(target, `${name} round ${round + 1}`, outcome)
       rounds.get(target.id)?.push(outcome)
     }
   }
-  return { kind, rounds, roundsStartedAt }
+  const statements = PG_STATEMENTS ? await statementsReport(kind, rounds) : undefined
+  return { kind, rounds, roundsStartedAt, ...(statements ? { statements } : {}) }
+}
+
+interface StatementStats {
+  query: string
+  calls: number
+  plan_ms: number
+  exec_ms: number
+  rows: number
+  blks_hit: number
+  blks_dirtied: number
+  wal_bytes: number
+}
+
+/**
+ * PostgreSQL's account of the rounds just run, statement by statement, per request of each stack:
+ * the bare stack's statements are the ones bench/bare-server-pg.ts tags `/* bare *\/`, every other
+ * statement of the database is the service's (the rounds run nothing else there). BEGIN and COMMIT
+ * are statements too (track_utility): a commit's time is its WAL flush.
+ */
+async function statementsReport(kind: Kind, rounds: Map<TargetId, Outcome[]>): Promise<string[]> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL })
+  await client.connect()
+  let rows: StatementStats[]
+  try {
+    const result = await client.query<StatementStats>(`
+      select query, calls::float8 as calls, total_plan_time as plan_ms, total_exec_time as exec_ms,
+             rows::float8 as rows, shared_blks_hit::float8 as blks_hit,
+             shared_blks_dirtied::float8 as blks_dirtied, wal_bytes::float8 as wal_bytes
+        from pg_stat_statements
+       where dbid = (select oid from pg_database where datname = current_database())
+         and query not like '%pg_stat_statements%'`)
+    rows = result.rows
+  } finally {
+    await client.end()
+  }
+  const lines: string[] = []
+  const stacks = [
+    { id: 'service-pg' as const, mine: (q: string) => !q.includes('/* bare */') },
+    { id: 'bare-pg' as const, mine: (q: string) => q.includes('/* bare */') },
+  ]
+  for (const stack of stacks) {
+    const requests = (rounds.get(stack.id) ?? []).reduce((sum, o) => sum + o.ok, 0)
+    if (requests === 0) continue
+    const own = rows
+      .filter((r) => stack.mine(r.query))
+      .sort((a, b) => b.plan_ms + b.exec_ms - (a.plan_ms + a.exec_ms))
+    const per = (value: number, scale = 1) =>
+      ((value * scale) / requests).toFixed(value * scale >= requests * 10 ? 0 : 2)
+    const total = own.reduce(
+      (t, r) => ({
+        calls: t.calls + r.calls,
+        plan: t.plan + r.plan_ms,
+        exec: t.exec + r.exec_ms,
+        hit: t.hit + r.blks_hit,
+        dirtied: t.dirtied + r.blks_dirtied,
+        wal: t.wal + r.wal_bytes,
+      }),
+      { calls: 0, plan: 0, exec: 0, hit: 0, dirtied: 0, wal: 0 },
+    )
+    lines.push(
+      '',
+      `pg_stat_statements, ${stack.id}, ${kind.toUpperCase()}: ${requests} requests; per request: ${per(total.calls)} statements, ` +
+        `planning ${per(total.plan, 1000)} µs, execution ${per(total.exec, 1000)} µs, ${per(total.hit)} shared blocks hit, ` +
+        `${per(total.dirtied)} dirtied, ${per(total.wal)} WAL bytes`,
+      '',
+      '| statement | calls/request | planning µs/request | execution µs/request | rows/call | blocks hit/request | dirtied/request | WAL bytes/request |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|',
+      ...own
+        .slice(0, 20)
+        .map(
+          (r) =>
+            `| \`${r.query.replace(/\s+/g, ' ').slice(0, 110).replaceAll('|', '\\|')}\` | ${per(r.calls)} | ${per(r.plan_ms, 1000)} | ` +
+            `${per(r.exec_ms, 1000)} | ${(r.rows / Math.max(1, r.calls)).toFixed(1)} | ${per(r.blks_hit)} | ${per(r.blks_dirtied)} | ${per(r.wal_bytes)} |`,
+        ),
+    )
+  }
+  return lines
 }
 
 function report(targets: Target[], results: KindResult[]): string[] {
   const lines: string[] = []
   const summary: string[] = []
-  for (const { kind, rounds } of results) {
+  for (const { kind, rounds, statements } of results) {
     const name = kind === 'post' ? 'POST /v1/sessions' : `GET ${LIST_PATH}`
     lines.push('', `${name}: ${ROUNDS} rounds × ${SECONDS} s per target, ${CONNECTIONS} connections`, '')
     const roundHeads = Array.from({ length: ROUNDS }, (_, i) => `r${i + 1}`)
     lines.push(
-      `| target | ${roundHeads.join(' | ')} | median req/s | p50 ms | p99 ms | CPU ms/request | 2xx | non-2xx |`,
+      `| target | ${roundHeads.join(' | ')} | median req/s | p50 ms | p99 ms | CPU ms/request | PostgreSQL CPU ms/request | 2xx | non-2xx |`,
     )
-    lines.push(`|---|${roundHeads.map(() => '---:|').join('')}---:|---:|---:|---:|---:|---:|`)
+    lines.push(`|---|${roundHeads.map(() => '---:|').join('')}---:|---:|---:|---:|---:|---:|---:|`)
     for (const target of targets) {
       const outcomes = rounds.get(target.id) ?? []
       const rates = outcomes.map((o) => o.reqPerSec)
@@ -478,6 +597,7 @@ function report(targets: Target[], results: KindResult[]): string[] {
         `| ${target.label} | ${rates.map((r) => r.toFixed(0)).join(' | ')} | **${median(rates).toFixed(0)}** | ` +
           `${median(outcomes.map((o) => o.p50)).toFixed(1)} | ${median(outcomes.map((o) => o.p99)).toFixed(1)} | ` +
           `${median(outcomes.map((o) => o.cpuMsPerRequest)).toFixed(3)} | ` +
+          `${target.id.endsWith('-pg') ? median(outcomes.map((o) => o.postgresCpuMsPerRequest)).toFixed(3) : ''} | ` +
           `${outcomes.reduce((s, o) => s + o.ok, 0)} | ${outcomes.reduce((s, o) => s + o.non2xx + o.errors, 0)} |`,
       )
     }
@@ -496,12 +616,22 @@ function report(targets: Target[], results: KindResult[]): string[] {
         `${label} per round: ${ratios.map((r) => r.toFixed(3)).join(', ')} → median **${median(ratios).toFixed(3)}**`,
         `${label} by CPU per request: ${cpuRatios.map((r) => r.toFixed(3)).join(', ')} → median **${median(cpuRatios).toFixed(3)}**`,
       )
+      if (pair.service === 'service-pg') {
+        // How many times the bare stack's database CPU a request of the service costs the database.
+        const databaseRatios = service.map(
+          (o, i) => o.postgresCpuMsPerRequest / (bare[i]?.postgresCpuMsPerRequest ?? Number.NaN),
+        )
+        lines.push(
+          `PostgreSQL's CPU per request, service ÷ bare: ${databaseRatios.map((r) => r.toFixed(2)).join(', ')} → median **${median(databaseRatios).toFixed(2)}×**`,
+        )
+      }
       summary.push(
         `${kind.toUpperCase()} ${label} = ${median(ratios).toFixed(3)} ` +
           `(${median(service.map((o) => o.reqPerSec)).toFixed(0)} vs ${median(bare.map((o) => o.reqPerSec)).toFixed(0)} req/s); ` +
           `by CPU per request ${median(cpuRatios).toFixed(3)}`,
       )
     }
+    if (statements) lines.push(...statements)
   }
   if (summary.length) lines.push('', ...summary)
   return lines
