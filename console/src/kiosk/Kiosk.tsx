@@ -1,42 +1,21 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks'
-import {
-  type CurrentDevice,
-  currentDevice,
-  KioskApiError,
-  pair,
-  type Scan,
-  sendScan,
-  Unreachable,
-} from './api.js'
+import { KioskApiError, type Scan, sendScan, Unreachable } from './api.js'
 import { ServiceClock } from './clock.js'
+import { usePairing } from './pairing.js'
 import { sealPin } from './pin.js'
+import { useScanQueue } from './scan-queue.js'
 import {
   Feedback,
   type FeedbackContent,
-  formatterAt,
   IdleScreen,
   PairingScreen,
   PinPad,
   type Place,
   QueueBanner,
-  SCAN_TIME,
 } from './screens.js'
-import {
-  type Direction,
-  enqueue,
-  type QueuedScan,
-  queueLength,
-  readSetting,
-  writeSetting,
-} from './storage.js'
-import { type BatchRefusal, FLUSH_INTERVAL_MS, flushQueue } from './sync.js'
-import { flagWords, resultWord, scans } from './words.js'
-
-/** What pairing left in storage: the device key and the device it scans for. */
-interface Pairing {
-  secret: string
-  deviceCode: string
-}
+import type { Direction, QueuedScan } from './storage.js'
+import { FLUSH_INTERVAL_MS } from './sync.js'
+import { flagWords, resultWord } from './words.js'
 
 /** How long feedback stays before the idle screen is back (the spec: 3–5 s). */
 const FEEDBACK_MS = 4_000
@@ -44,22 +23,12 @@ const FEEDBACK_MS = 4_000
 /** The same input within this is a double scan (a reader's repeat, Enter pressed twice): sent once. */
 const REPEAT_MS = 10_000
 
-type Phase = 'loading' | 'pairing' | 'idle' | 'unpaired'
-
 /** What the action buttons say, for the PIN pad's line "W-001 · Check in or out". */
 const ACTION_NAMES: Record<Direction, string> = {
   auto: 'Check in or out',
   break_start: 'Start break',
   break_end: 'End break',
 }
-
-/**
- * After the service refused the queue as a whole (a 403, a 429, …), the automatic flushes wait this
- * long, doubled at each refusal up to the most: sending the same refused batch every 30 s changes
- * nothing, and a site lead reading the status line needs the kiosk to keep the scans, say why, and
- * try again on its own. A `Retry-After` is taken as said. A reload tries at once.
- */
-const REFUSAL_BACKOFF_MS = { first: 60_000, most: 15 * 60_000 }
 
 /** "15 minutes", "1 minute", "40 seconds": how long a worker is locked out, from `Retry-After`. */
 function duration(seconds: number): string {
@@ -78,15 +47,15 @@ function newClientScanId(): string {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')
 }
 
+/**
+ * The kiosk's screens, composed of the device's pairing (`usePairing`) and the offline queue
+ * (`useScanQueue`); here, a scan's capture: the double scan, the PIN pad, sending at once or keeping
+ * it in the queue, and the feedback.
+ */
 export function Kiosk() {
-  const [phase, setPhase] = useState<Phase>('loading')
-  const [pairing, setPairing] = useState<Pairing>()
-  const [current, setCurrent] = useState<CurrentDevice>()
+  const device = usePairing(clock)
+  const { phase, pairing, current, refresh, restore, unpaired } = device
   const [feedback, setFeedback] = useState<FeedbackContent>()
-  const [queued, setQueued] = useState(0)
-  const [refused, setRefused] = useState({ scans: 0, wrongPins: 0 })
-  /** The last refusal of the whole queue, as the status line says it, until a batch goes through. */
-  const [syncRefusal, setSyncRefusal] = useState<string>()
   /** The badge and action waiting for their PIN, while the PIN pad shows. */
   const [pinFor, setPinFor] = useState<{ ident: string; direction: Direction }>()
   /** The last input sent, and what was shown for it once answered (a repeat shows it again). */
@@ -98,9 +67,13 @@ export function Kiosk() {
     repeatNote?: string
   }>()
   const feedbackTimer = useRef<ReturnType<typeof setTimeout>>()
-  const flushing = useRef<Promise<void>>()
-  /** After a refusal of the whole queue: no automatic flush before `until` (`performance.now()`). */
-  const backoff = useRef({ until: 0, delayMs: 0 })
+
+  // A device read by an earlier build has no locale: the service's default until it is read again.
+  const timezone = current?.location?.timezone ?? 'UTC'
+  const locale = current?.location?.locale ?? 'en-GB'
+  const place = useMemo<Place>(() => ({ timezone, locale }), [timezone, locale])
+  const queue = useScanQueue(clock, place, unpaired)
+  const { count, flush } = queue
 
   const show = useCallback((content: FeedbackContent) => {
     setFeedback(content)
@@ -108,99 +81,16 @@ export function Kiosk() {
     feedbackTimer.current = setTimeout(() => setFeedback(undefined), FEEDBACK_MS)
   }, [])
 
-  const countQueue = useCallback(async () => setQueued(await queueLength()), [])
-
-  // A device read by an earlier build has no locale: the service's default until it is read again.
-  const timezone = current?.location?.timezone ?? 'UTC'
-  const locale = current?.location?.locale ?? 'en-GB'
-  const place = useMemo<Place>(() => ({ timezone, locale }), [timezone, locale])
-  /** For the callbacks below, which must not change (and restart the page's effects) with the place. */
-  const placeNow = useRef(place)
-  placeNow.current = place
   const cancelPin = useCallback(() => setPinFor(undefined), [])
-
-  /** The queue was refused as a whole: kept, said on the status line, tried again later. */
-  const waitAfter = useCallback((refusal: BatchRefusal) => {
-    const delayMs =
-      refusal.retryAfterSeconds !== undefined
-        ? refusal.retryAfterSeconds * 1000
-        : Math.min(backoff.current.delayMs * 2 || REFUSAL_BACKOFF_MS.first, REFUSAL_BACKOFF_MS.most)
-    backoff.current = { until: performance.now() + delayMs, delayMs }
-    const at = formatterAt(placeNow.current, SCAN_TIME).format(clock.now() + delayMs)
-    setSyncRefusal(
-      `The service refused the waiting scans (HTTP ${refusal.status}): ${refusal.message} They are kept; next try at ${at}.`,
-    )
-  }, [])
-
-  /** One flush at a time: a reconnect during the 30 s tick's flush joins it. */
-  const flush = useCallback(
-    (key: string) => {
-      if (performance.now() < backoff.current.until) return Promise.resolve()
-      flushing.current ??= (async () => {
-        try {
-          const outcome = await flushQueue(key, clock)
-          if (outcome.refused > 0) {
-            setRefused((n) => ({
-              scans: n.scans + outcome.refused,
-              wrongPins: n.wrongPins + outcome.wrongPins,
-            }))
-          }
-          if (outcome.unpaired) setPhase('unpaired')
-          if (outcome.refusal) waitAfter(outcome.refusal)
-          else if (outcome.sent + outcome.refused > 0) {
-            backoff.current = { until: 0, delayMs: 0 }
-            setSyncRefusal(undefined)
-          }
-        } finally {
-          flushing.current = undefined
-          await countQueue()
-        }
-      })()
-      return flushing.current
-    },
-    [countQueue, waitAfter],
-  )
-
-  /**
-   * The device, its location, whether it requires PINs, the PIN key and the service's clock; while
-   * offline (or refused but for a 401) the copy kept from the last time serves. False when the key
-   * was refused (401): the device was unpaired.
-   */
-  const refresh = useCallback(async (key: string): Promise<boolean> => {
-    const sentAt = performance.now()
-    try {
-      const device = await currentDevice(key)
-      await clock.sync(device.server_time, sentAt, performance.now())
-      await writeSetting('current', device)
-      setCurrent(device)
-      setPhase('idle')
-    } catch (error) {
-      if (error instanceof KioskApiError && error.status === 401) {
-        setPhase('unpaired')
-        return false
-      }
-      if (!(error instanceof Unreachable || error instanceof KioskApiError)) throw error
-    }
-    return true
-  }, [])
 
   useEffect(() => {
     void (async () => {
       await clock.restore()
-      await countQueue()
-      const stored = await readSetting<Pairing>('pairing')
-      if (!stored) return setPhase('pairing')
-      setPairing(stored)
-      const cached = await readSetting<CurrentDevice>('current')
-      if (cached) {
-        setCurrent(cached)
-        setPhase('idle')
-      }
-      await refresh(stored.secret)
-      setPhase((phase) => (phase === 'loading' ? 'idle' : phase))
-      await flush(stored.secret)
+      await count()
+      const stored = await restore()
+      if (stored) await flush(stored.secret)
     })()
-  }, [countQueue, refresh, flush])
+  }, [count, restore, flush])
 
   // On reconnect and every 30 s besides (a reconnect the browser does not notice): the device read
   // again (a manager may have turned require_pin on) and the queue flushed.
@@ -216,26 +106,12 @@ export function Kiosk() {
     }
   }, [pairing, refresh, flush])
 
+  /** The pairing form's code: undefined once paired (and the queue flushed), else what the form says. */
   async function onPair(code: string): Promise<string | undefined> {
-    try {
-      const paired = await pair(code)
-      const stored = { secret: paired.key.secret, deviceCode: paired.device.code }
-      await writeSetting('pairing', stored)
-      setPairing(stored)
-      // Paired, even if the device could not be read just now: the 30 s tick reads it again.
-      if (await refresh(stored.secret)) setPhase('idle')
-      await flush(stored.secret)
-      return undefined
-    } catch (error) {
-      if (error instanceof Unreachable)
-        return 'The service cannot be reached. Check the network and try again.'
-      if (error instanceof KioskApiError) {
-        return error.body.code === 'invalid_pairing_code'
-          ? 'This code is unknown, used or expired. Make a new one on the device page of the console.'
-          : error.body.message
-      }
-      throw error
-    }
+    const paired = await device.pair(code)
+    if (typeof paired === 'string') return paired
+    await flush(paired.secret)
+    return undefined
   }
 
   /**
@@ -259,8 +135,7 @@ export function Kiosk() {
         })
       }
     }
-    await enqueue(scan)
-    await countQueue()
+    await queue.keep(scan)
     const content: FeedbackContent = { kind: 'saved', ident: scan.operator_ident, time }
     if (last.current) last.current.shown = content
     show(content)
@@ -314,8 +189,7 @@ export function Kiosk() {
     }
     last.current = { ident, direction, at: performance.now() }
     // Older scans go first: a scan sent past a queue would reach the service out of order.
-    if ((await queueLength()) > 0) await flush(pairing.secret)
-    if ((await queueLength()) > 0) return void (await save(scan, pin))
+    if (await queue.flushFirst(pairing.secret)) return void (await save(scan, pin))
     try {
       const recorded: Scan = await sendScan(pairing.secret, scan, pin)
       const content: FeedbackContent = {
@@ -336,7 +210,7 @@ export function Kiosk() {
       if (error instanceof KioskApiError && error.status === 401) {
         // The key is revoked; the scan is kept for when the device is paired again, and said so.
         await save(scan, pin)
-        setPhase('unpaired')
+        unpaired()
         return undefined
       }
       // Refused: nothing was recorded, so the same input at once must be sent, not taken for a repeat.
@@ -368,15 +242,6 @@ export function Kiosk() {
     }
   }
 
-  const notes: string[] = []
-  if (refused.scans > 0) {
-    notes.push(
-      `${scans(refused.scans)} refused by the service and dropped${
-        refused.wrongPins > 0 ? ` (${refused.wrongPins} for a wrong PIN)` : ''
-      }.`,
-    )
-  }
-  if (syncRefusal) notes.push(syncRefusal)
   return (
     <main class="kiosk">
       {phase === 'loading' && <p class="kiosk-loading">Starting…</p>}
@@ -403,7 +268,7 @@ export function Kiosk() {
         />
       )}
       <Feedback content={feedback} place={place} />
-      <QueueBanner queued={queued} notes={notes} />
+      <QueueBanner queued={queue.queued} notes={queue.notes} />
     </main>
   )
 }
