@@ -7,10 +7,10 @@ import { newId } from '../../lib/ids.js'
 import { toIso } from '../../lib/time.js'
 import { recordEvent } from '../events/outbox.js'
 import { timeZonesInUse } from '../locations/service.js'
+import { assertSessionsSettled } from '../sessions/settlement.js'
 import { listService, type ReadableStore, retrieveResource } from '../shared/resources.js'
-import { discardClosedTimesheet, storeClosedTimesheet } from '../timesheets/service.js'
+import { discardClosedTimesheet, storeClosedTimesheet } from './closed-timesheet.js'
 import {
-  countUnsettledSessions,
   findClosedPeriodHolding,
   findOverlappingPeriod,
   findPayPeriod,
@@ -72,10 +72,7 @@ export async function closePayPeriod(trx: Trx, auth: AuthContext, id: string): P
   if (!current) throw errors.notFound('pay_period', id)
   if (current.status === 'closed') return toPayPeriod(current)
   await assertPeriodOver(trx, auth, current.end_date)
-  const unsettled = await countUnsettledSessions(trx, auth, current.start_date, current.end_date)
-  if (unsettled.pending > 0 || unsettled.open > 0 || unsettled.withoutCheckOut > 0) {
-    throw errors.pendingReviews(unsettled)
-  }
+  await assertSessionsSettled(trx, auth, current.start_date, current.end_date)
   const totals = await storeClosedTimesheet(trx, auth, current)
   return setStatus(trx, auth, current, 'closed', totals)
 }

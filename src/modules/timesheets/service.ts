@@ -1,10 +1,11 @@
-import { Readable } from 'node:stream'
+import type { Readable } from 'node:stream'
 import { errors } from '../../core/errors.js'
 import type { AuthContext } from '../../core/identity.js'
-import type { Executor, Trx } from '../../db/types.js'
+import type { Executor } from '../../db/types.js'
 import { addDays, daysBetween } from '../../lib/dates.js'
 import { findNamedOperator } from '../operators/service.js'
 import { listAllPayRules, type PayRule } from '../pay-rules/service.js'
+import { timesheetCsvStream } from './csv.js'
 import {
   foldDays,
   type PayDay,
@@ -15,21 +16,19 @@ import {
   type Weekday,
   workweekStart,
 } from './pay-calculation.js'
+import { type ListTimesheetsQuery, MAX_TIMESHEET_DAYS, type TimesheetEntry } from './schemas.js'
 import {
   type ClosedDayRow,
   closedDays,
   closedPeriodsBetween,
   countTimesheetEntries,
-  deleteClosedDays,
-  insertClosedDays,
   locationZones,
   type OperatorBound,
   operatorDetails,
   type SessionPayRow,
   sessionPayRows,
   type TimesheetFilters,
-} from './repository.js'
-import { CSV_COLUMNS, type ListTimesheetsQuery, MAX_TIMESHEET_DAYS, type TimesheetEntry } from './schemas.js'
+} from './timesheet-read-model.js'
 
 export type GroupBy = 'day' | 'week'
 
@@ -310,117 +309,8 @@ export function toTimesheetEntry(entry: TimesheetTotals): TimesheetEntry {
   }
 }
 
-/** What a pay period's close answers: the stored timesheet's sums, rounded once each. */
-export interface ClosedTimesheetTotals {
-  operators: number
-  hours: number
-  regular_hours: number
-  overtime_hours: number
-  double_time_hours: number
-  auto_break_hours: number
-}
-
-/**
- * Stores the timesheet of a period being closed (every operator's days in [start, end], as they
- * compute now) and answers its totals. Called by the close, in its transaction, under the
- * exclusive pay-period lock: no session of those dates changes meanwhile.
- */
-export async function storeClosedTimesheet(
-  trx: Trx,
-  auth: AuthContext,
-  period: { id: string; start_date: string; end_date: string },
-): Promise<ClosedTimesheetTotals> {
-  const query: TimesheetQuery = { from: period.start_date, to: period.end_date, groupBy: 'day' }
-  const operators = new Set<string>()
-  let total: PayDay | undefined
-  let rows: ClosedDayRow[] = []
-  for await (const day of timesheetTotals(trx, auth, query, undefined, CSV_BATCH)) {
-    operators.add(day.operator_id)
-    // Exact sums as the days stream by (a large account's month need not sit in memory).
-    total = foldDays(period.start_date, total ? [total, day] : [day])
-    rows.push({
-      pay_period_id: period.id,
-      account_id: auth.accountId,
-      livemode: auth.livemode ? 1 : 0,
-      operator_id: day.operator_id,
-      date: day.date,
-      pay_rule_id: day.pay_rule_id,
-      counted_ms: day.countedMs,
-      pending_ms: day.pendingMs,
-      rejected_ms: day.rejectedMs,
-      regular_ms: day.regularMs,
-      overtime_ms: day.overtimeMs,
-      double_time_ms: day.doubleTimeMs,
-      auto_break_ms: day.autoBreakMs,
-      sessions: day.sessions,
-      open_sessions: day.openSessions,
-      missed_break: day.missedBreak ? 1 : 0,
-      pending_review: day.pendingReview ? 1 : 0,
-    })
-    if (rows.length >= CSV_BATCH) {
-      await insertClosedDays(trx, rows)
-      rows = []
-    }
-  }
-  await insertClosedDays(trx, rows)
-  const hours = payHours(total ?? foldDays(period.start_date, []))
-  return {
-    operators: operators.size,
-    hours: hours.hours,
-    regular_hours: hours.regular_hours,
-    overtime_hours: hours.overtime_hours,
-    double_time_hours: hours.double_time_hours,
-    auto_break_hours: hours.auto_break_hours,
-  }
-}
-
-/** Reopening a period discards what its close stored: its dates compute from sessions again. */
-export function discardClosedTimesheet(trx: Trx, periodId: string): Promise<void> {
-  return deleteClosedDays(trx, periodId)
-}
-
-/** Characters that make a spreadsheet read a cell as a formula (or hide where it starts). */
-const FORMULA_START = /^[=+\-@\t\r]/
-
-/**
- * One CSV cell: a cell that begins with `=`, `+`, `-`, `@`, tab or carriage return is prefixed
- * with `'` so spreadsheets show it as text instead of running it; then RFC 4180 quoting (a cell
- * with a comma, a quote or a line break is quoted, its quotes doubled).
- */
-export function csvCell(value: string | number | null): string {
-  if (value === null) return ''
-  let text = String(value)
-  if (FORMULA_START.test(text)) text = `'${text}`
-  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text
-}
-
-export function csvRow(cells: ReadonlyArray<string | number | null>): string {
-  return `${cells.map(csvCell).join(',')}\r\n`
-}
-
-function csvLine(entry: TimesheetEntry): string {
-  return csvRow([
-    entry.operator_ident,
-    entry.employee_id,
-    entry.name,
-    entry.date,
-    entry.hours.toFixed(2),
-    entry.pending_hours.toFixed(2),
-    entry.rejected_hours.toFixed(2),
-    entry.sessions,
-    entry.open_sessions,
-    entry.regular_hours.toFixed(2),
-    entry.overtime_hours.toFixed(2),
-    entry.double_time_hours.toFixed(2),
-    entry.auto_break_hours.toFixed(2),
-    entry.pay_rule_id,
-    entry.flags.join(';'),
-  ])
-}
-
-/** Sessions per database batch of a CSV (and of a close), and the size of the chunks written to the socket. */
+/** Sessions per database batch of a CSV (and of a pay period's close). */
 export const CSV_BATCH = 5000
-const CSV_CHUNK_CHARS = 64 * 1024
 
 /**
  * The CSV's download name: `timesheet-<from>-<to>.csv`, and for one operator's timesheet its ident
@@ -441,10 +331,9 @@ export async function timesheetCsvFilename(
 }
 
 /**
- * The whole timesheet as CSV (header row, then one line per entry, CRLF), as a stream that reads
- * the database batch by batch as the client takes the bytes (backpressure): memory stays flat
- * whatever the range. The first batch is read before this resolves, so a failure there is still
- * an ordinary error answer; a failure later can only cut the stream short.
+ * The whole timesheet as CSV (csv.ts), as a stream that reads the database batch by batch as the
+ * client takes the bytes (backpressure): memory stays flat whatever the range. The first batch is
+ * read before this resolves, so a failure there is still an ordinary error answer.
  */
 export async function timesheetCsv(
   db: Executor,
@@ -458,23 +347,12 @@ export async function timesheetCsv(
     ? { defaultStart: rules.find((r) => r.is_default)?.workweek_start ?? 'monday' }
     : undefined
   const rows = await countTimesheetEntries(db, auth, query, query.groupBy, workweeks)
-  const entries = timesheetTotals(db, auth, query, undefined, batch)
-  const first = await entries.next()
-  async function* chunks(): AsyncGenerator<string> {
-    let chunk = csvRow(CSV_COLUMNS)
-    if (!first.done) {
-      chunk += csvLine(toTimesheetEntry(first.value))
-      for await (const entry of entries) {
-        chunk += csvLine(toTimesheetEntry(entry))
-        if (chunk.length >= CSV_CHUNK_CHARS) {
-          yield chunk
-          chunk = ''
-        }
-      }
-    }
-    if (chunk.length > 0) yield chunk
-  }
-  return { rows, stream: Readable.from(chunks(), { objectMode: false, encoding: 'utf8' }) }
+  const stream = await timesheetCsvStream(apiEntries(timesheetTotals(db, auth, query, undefined, batch)))
+  return { rows, stream }
+}
+
+async function* apiEntries(totals: AsyncGenerator<TimesheetTotals>): AsyncGenerator<TimesheetEntry> {
+  for await (const entry of totals) yield toTimesheetEntry(entry)
 }
 
 /** Whether the client asked for CSV: `text/csv` listed in Accept before `application/json`. */
