@@ -137,3 +137,13 @@ export function useReturnFocus<T extends HTMLElement>(): ReturnFocus<T> {
   }, [due])
   return { ref, returnFocus: () => setDue(true) }
 }
+
+/** The current time, again every `everyMs`: what a countdown or an "ago" is measured from. */
+export function useNow(everyMs: number): number {
+  const [now, setNow] = useState(Date.now)
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), everyMs)
+    return () => clearInterval(timer)
+  }, [everyMs])
+  return now
+}
