@@ -35,7 +35,7 @@ import type { DevicesTable, OperatorsTable, SessionsTable } from '../src/db/sche
 import type { Db } from '../src/db/types.js'
 import { newId } from '../src/lib/ids.js'
 import { createKey } from '../src/modules/keys/service.js'
-import { sessionPayRowsQuery } from '../src/modules/timesheets/repository.js'
+import { sessionPayRowsQuery } from '../src/modules/timesheets/timesheet-read-model.js'
 import { benchSchema } from './postgres-schema.js'
 import { measureScanBatches, scanBatchReport } from './scan-batch.js'
 
