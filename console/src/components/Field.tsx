@@ -49,38 +49,57 @@ export function Field({
   )
 }
 
-/** A choice among fixed values under its label, laid out (and refused) as a `Field` is. */
+/**
+ * Where a `SelectField` names its menu: under a visible label (`id` ties them), with what the API said
+ * of the field under it, as a form lays it out; or `inline`, alone where a label would not fit (a
+ * table's cell), named by `label` through `aria-label`, a refusal said beside it by the caller.
+ */
+type SelectPlacement =
+  | { id: string; inline?: false; error?: string | undefined }
+  | { id?: undefined; inline: true; error?: undefined }
+
+/**
+ * A choice among values under its label, laid out (and refused) as a `Field` is, or `inline`; every
+ * menu of the console is one, its values fixed or read (the locations, the pay rules).
+ */
 export function SelectField<T extends string>({
   id,
+  inline,
   label,
   value,
   onValue,
   options,
+  disabled,
   error,
-}: {
-  id: string
+}: SelectPlacement & {
   label: string
   value: T
   onValue: (value: T) => void
   /** Each value with its words. */
   options: ReadonlyArray<readonly [T, string]>
-  error?: string | undefined
+  disabled?: boolean
 }) {
+  const select = (
+    <select
+      id={id}
+      aria-label={inline ? label : undefined}
+      {...(id === undefined ? {} : invalidAttributes(id, error))}
+      value={value}
+      disabled={disabled}
+      onChange={(event) => onValue(event.currentTarget.value as T)}
+    >
+      {options.map(([option, words]) => (
+        <option key={option} value={option}>
+          {words}
+        </option>
+      ))}
+    </select>
+  )
+  if (inline) return select
   return (
     <div>
       <label for={id}>{label}</label>
-      <select
-        id={id}
-        {...invalidAttributes(id, error)}
-        value={value}
-        onChange={(event) => onValue(event.currentTarget.value as T)}
-      >
-        {options.map(([option, words]) => (
-          <option key={option} value={option}>
-            {words}
-          </option>
-        ))}
-      </select>
+      {select}
       <FieldError id={id} error={error} />
     </div>
   )

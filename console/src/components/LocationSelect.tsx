@@ -1,17 +1,20 @@
 import { useSignedIn } from '../context.js'
 import { useLoad } from '../hooks.js'
+import { SelectField } from './Field.js'
 
 /**
- * A location menu: "Any" (a filter's words for no location; a form names it with `emptyLabel`), then
- * the account's locations by name.
+ * A location menu under its label: "Any" (a filter's words for no location; a form names it with
+ * `emptyLabel`), then the account's locations by name.
  */
 export function LocationSelect({
   id,
+  label,
   value,
   onChange,
   emptyLabel = 'Any',
 }: {
   id: string
+  label: string
   value: string
   onChange: (locationId: string) => void
   emptyLabel?: string
@@ -19,14 +22,9 @@ export function LocationSelect({
   const { api } = useSignedIn()
   // The first 200 locations fill the menu; a longer list is rare for one account.
   const locations = useLoad(async () => (await api.locations.list({ limit: 200 })).data, [api])
-  return (
-    <select id={id} value={value} onChange={(event) => onChange(event.currentTarget.value)}>
-      <option value="">{emptyLabel}</option>
-      {(locations.value ?? []).map((location) => (
-        <option key={location.id} value={location.id}>
-          {location.name}
-        </option>
-      ))}
-    </select>
-  )
+  const options: ReadonlyArray<readonly [string, string]> = [
+    ['', emptyLabel],
+    ...(locations.value ?? []).map((location) => [location.id, location.name] as const),
+  ]
+  return <SelectField id={id} label={label} value={value} onValue={onChange} options={options} />
 }

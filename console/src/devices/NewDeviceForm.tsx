@@ -50,10 +50,13 @@ export function NewDeviceForm({ onCreated }: { onCreated: () => void }) {
         onValue={setName}
         error={refusalOf(action.error, 'name')}
       />
-      <div>
-        <label for="device-location">Location</label>
-        <LocationSelect id="device-location" value={locationId} onChange={setLocationId} emptyLabel="None" />
-      </div>
+      <LocationSelect
+        id="device-location"
+        label="Location"
+        value={locationId}
+        onChange={setLocationId}
+        emptyLabel="None"
+      />
       <CheckboxField
         id="device-require-pin"
         label="Require a PIN"

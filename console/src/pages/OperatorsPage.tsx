@@ -3,7 +3,7 @@ import { AttendanceApiError, type Operator, type PayRule } from '../../../packag
 import { Badge } from '../components/Badge.js'
 import { Confirm } from '../components/Confirm.js'
 import { ErrorNotice } from '../components/ErrorNotice.js'
-import { Field } from '../components/Field.js'
+import { Field, SelectField } from '../components/Field.js'
 import { PagedTable } from '../components/PagedTable.js'
 import { PageTitle } from '../components/PageTitle.js'
 import { useSignedIn } from '../context.js'
@@ -12,6 +12,12 @@ import { useAction, useLoad, usePagedList, useReturnFocus } from '../hooks.js'
 import { OperatorPayRule, usePayRules } from '../pay-rules/OperatorPayRule.js'
 
 type ActiveFilter = '' | 'true' | 'false'
+
+const ACTIVE_OPTIONS: ReadonlyArray<readonly [ActiveFilter, string]> = [
+  ['', 'All'],
+  ['true', 'Active'],
+  ['false', 'Inactive'],
+]
 
 function matches(operator: Operator, search: string): boolean {
   const needle = search.trim().toLowerCase()
@@ -288,18 +294,13 @@ export function OperatorsPage() {
           value={search}
           onValue={setSearch}
         />
-        <div>
-          <label for="operator-active">Status</label>
-          <select
-            id="operator-active"
-            value={active}
-            onChange={(event) => setActive(event.currentTarget.value as ActiveFilter)}
-          >
-            <option value="">All</option>
-            <option value="true">Active</option>
-            <option value="false">Inactive</option>
-          </select>
-        </div>
+        <SelectField
+          id="operator-active"
+          label="Status"
+          value={active}
+          onValue={setActive}
+          options={ACTIVE_OPTIONS}
+        />
       </form>
       {/* The exact ident is refused as the list is (a missing scope): the table's notice says it once.
           The pay rules need timesheets:read, which a key may lack while it reads operators. */}

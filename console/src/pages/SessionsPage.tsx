@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks'
 import type { Session, SessionListParams } from '../../../packages/client/src/client.js'
-import { Field } from '../components/Field.js'
+import { Field, SelectField } from '../components/Field.js'
 import { LocationSelect } from '../components/LocationSelect.js'
 import { PagedTable } from '../components/PagedTable.js'
 import { PageTitle } from '../components/PageTitle.js'
@@ -23,6 +23,18 @@ interface FilterForm {
   from: string
   to: string
 }
+
+const STATUS_OPTIONS: ReadonlyArray<readonly [FilterForm['status'], string]> = [
+  ['', 'Any'],
+  ['open', 'Open'],
+  ['completed', 'Completed'],
+]
+
+const FLAGGED_OPTIONS: ReadonlyArray<readonly [FilterForm['flagged'], string]> = [
+  ['', 'Any'],
+  ['true', 'Flagged'],
+  ['false', 'Not flagged'],
+]
 
 /** The form as a link opened it: the home page links to `/sessions?status=open`. */
 function formFromAddress(): FilterForm {
@@ -79,38 +91,26 @@ function SessionFilters({
         onValue={set('operatorIdent')}
       />
       <Field id="filter-device" label="Device code" value={form.deviceCode} onValue={set('deviceCode')} />
-      <div>
-        <label for="filter-location">Location</label>
-        <LocationSelect
-          id="filter-location"
-          value={form.locationId}
-          onChange={(locationId) => setForm({ ...form, locationId })}
-        />
-      </div>
-      <div>
-        <label for="filter-status">Status</label>
-        <select
-          id="filter-status"
-          value={form.status}
-          onChange={(event) => set('status')(event.currentTarget.value)}
-        >
-          <option value="">Any</option>
-          <option value="open">Open</option>
-          <option value="completed">Completed</option>
-        </select>
-      </div>
-      <div>
-        <label for="filter-flagged">Flagged</label>
-        <select
-          id="filter-flagged"
-          value={form.flagged}
-          onChange={(event) => set('flagged')(event.currentTarget.value)}
-        >
-          <option value="">Any</option>
-          <option value="true">Flagged</option>
-          <option value="false">Not flagged</option>
-        </select>
-      </div>
+      <LocationSelect
+        id="filter-location"
+        label="Location"
+        value={form.locationId}
+        onChange={(locationId) => setForm({ ...form, locationId })}
+      />
+      <SelectField
+        id="filter-status"
+        label="Status"
+        value={form.status}
+        onValue={set('status')}
+        options={STATUS_OPTIONS}
+      />
+      <SelectField
+        id="filter-flagged"
+        label="Flagged"
+        value={form.flagged}
+        onValue={set('flagged')}
+        options={FLAGGED_OPTIONS}
+      />
       <Field id="filter-from" label="Check-in from" type="date" value={form.from} onValue={set('from')} />
       <Field id="filter-to" label="Check-in before" type="date" value={form.to} onValue={set('to')} />
       <button type="submit">Apply filters</button>

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks'
 import type { Operator, PayRule } from '../../../packages/client/src/client.js'
 import { ErrorNotice } from '../components/ErrorNotice.js'
+import { SelectField } from '../components/Field.js'
 import { useSignedIn } from '../context.js'
 import { type Loaded, useAction, useLoad } from '../hooks.js'
 
@@ -44,22 +45,21 @@ export function OperatorPayRule({
       onChanged(await api.operators.update(operator.id, { pay_rule_id: value || null })),
     )
   }
+  const options: ReadonlyArray<readonly [string, string]> = [
+    ['', rules === undefined ? '—' : fallbackText(known)],
+    ...(own !== null && !known.some((rule) => rule.id === own) ? [[own, own] as const] : []),
+    ...known.map((rule) => [rule.id, rule.name] as const),
+  ]
   return (
     <>
-      <select
-        aria-label={`Pay rule of ${operator.ident}`}
+      <SelectField
+        inline
+        label={`Pay rule of ${operator.ident}`}
         value={action.pending && chosen !== undefined ? chosen : (own ?? '')}
+        onValue={choose}
+        options={options}
         disabled={action.pending || rules === undefined}
-        onChange={(event) => choose(event.currentTarget.value)}
-      >
-        <option value="">{rules === undefined ? '—' : fallbackText(known)}</option>
-        {own !== null && !known.some((rule) => rule.id === own) && <option value={own}>{own}</option>}
-        {known.map((rule) => (
-          <option key={rule.id} value={rule.id}>
-            {rule.name}
-          </option>
-        ))}
-      </select>
+      />
       <ErrorNotice error={action.error} />
     </>
   )

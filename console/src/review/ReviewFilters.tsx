@@ -56,14 +56,12 @@ export function ReviewFilters({
 
   return (
     <form class="filters" onSubmit={submit}>
-      <div>
-        <label for="review-location">Location</label>
-        <LocationSelect
-          id="review-location"
-          value={form.locationId}
-          onChange={(locationId) => setForm({ ...form, locationId })}
-        />
-      </div>
+      <LocationSelect
+        id="review-location"
+        label="Location"
+        value={form.locationId}
+        onChange={(locationId) => setForm({ ...form, locationId })}
+      />
       <Field
         id="review-operator"
         label="Operator ident"

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks'
 import { asProblem, type Problem } from '../api.js'
 import { ErrorNotice } from '../components/ErrorNotice.js'
-import { Field } from '../components/Field.js'
+import { Field, SelectField } from '../components/Field.js'
 import { LocationSelect } from '../components/LocationSelect.js'
 import { useSignedIn } from '../context.js'
 import { operatorIdOf } from '../operators.js'
@@ -14,6 +14,11 @@ export interface TimesheetForm {
   locationId: string
   operatorIdent: string
 }
+
+const GROUP_OPTIONS: ReadonlyArray<readonly [TimesheetForm['groupBy'], string]> = [
+  ['day', 'Day'],
+  ['week', 'Week'],
+]
 
 /** The form's fields live in the page, so picking a pay period can fill its dates. */
 export function TimesheetFilters({
@@ -61,25 +66,19 @@ export function TimesheetFilters({
         value={form.to}
         onValue={(to) => onChange({ ...form, to })}
       />
-      <div>
-        <label for="timesheet-group">Per</label>
-        <select
-          id="timesheet-group"
-          value={form.groupBy}
-          onChange={(event) => onChange({ ...form, groupBy: event.currentTarget.value as 'day' | 'week' })}
-        >
-          <option value="day">Day</option>
-          <option value="week">Week</option>
-        </select>
-      </div>
-      <div>
-        <label for="timesheet-location">Location</label>
-        <LocationSelect
-          id="timesheet-location"
-          value={form.locationId}
-          onChange={(locationId) => onChange({ ...form, locationId })}
-        />
-      </div>
+      <SelectField
+        id="timesheet-group"
+        label="Per"
+        value={form.groupBy}
+        onValue={(groupBy) => onChange({ ...form, groupBy })}
+        options={GROUP_OPTIONS}
+      />
+      <LocationSelect
+        id="timesheet-location"
+        label="Location"
+        value={form.locationId}
+        onChange={(locationId) => onChange({ ...form, locationId })}
+      />
       <Field
         id="timesheet-operator"
         label="Operator ident"

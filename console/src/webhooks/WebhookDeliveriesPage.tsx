@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks'
 import type { WebhookDelivery } from '../../../packages/client/src/client.js'
 import { ErrorNotice } from '../components/ErrorNotice.js'
+import { SelectField } from '../components/Field.js'
 import { PagedTable } from '../components/PagedTable.js'
 import { PageTitle } from '../components/PageTitle.js'
 import { useSignedIn } from '../context.js'
@@ -11,6 +12,13 @@ import { RecoverForm } from './RecoverForm.js'
 import { EndpointStatus } from './WebhookEndpointsPage.js'
 
 type DeliveryStatus = WebhookDelivery['status']
+
+const STATUS_OPTIONS: ReadonlyArray<readonly ['' | DeliveryStatus, string]> = [
+  ['', 'Any'],
+  ['pending', 'Pending'],
+  ['succeeded', 'Succeeded'],
+  ['failed', 'Failed'],
+]
 
 export function WebhookDeliveriesPage({ endpointId }: { endpointId: string }) {
   const { api } = useSignedIn()
@@ -43,19 +51,13 @@ export function WebhookDeliveriesPage({ endpointId }: { endpointId: string }) {
       )}
       <RecoverForm endpointId={endpointId} onRecovered={() => setRecoveries((count) => count + 1)} />
       <div class="filters">
-        <div>
-          <label for="delivery-status">Status</label>
-          <select
-            id="delivery-status"
-            value={status}
-            onChange={(event) => setStatus(event.currentTarget.value as '' | DeliveryStatus)}
-          >
-            <option value="">Any</option>
-            <option value="pending">Pending</option>
-            <option value="succeeded">Succeeded</option>
-            <option value="failed">Failed</option>
-          </select>
-        </div>
+        <SelectField
+          id="delivery-status"
+          label="Status"
+          value={status}
+          onValue={setStatus}
+          options={STATUS_OPTIONS}
+        />
       </div>
       <p class="muted">Newest first; times in your browser's zone ({BROWSER_ZONE}).</p>
       <PagedTable
