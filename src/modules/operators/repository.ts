@@ -70,6 +70,32 @@ export async function lockOperatorRows(trx: Trx, auth: AuthContext, ids: readonl
     .execute()
 }
 
+/**
+ * The caller's operators with any of these ids or idents (a batch of scans names them either way),
+ * locked until the transaction ends (FOR UPDATE on PostgreSQL) in id order, as `lockOperatorRows`
+ * locks them: one statement for a batch.
+ */
+export function lockOperatorsNamed(
+  trx: Trx,
+  auth: AuthContext,
+  ids: readonly string[],
+  idents: readonly string[],
+): Promise<OperatorRow[]> {
+  return trx
+    .selectFrom('operators')
+    .selectAll()
+    .where((eb) => eb.and(ownedBy(auth)))
+    .where((eb) =>
+      eb.or([
+        ...(ids.length > 0 ? [eb('id', 'in', ids)] : []),
+        ...(idents.length > 0 ? [eb('ident', 'in', idents)] : []),
+      ]),
+    )
+    .orderBy('id')
+    .$if(supportsRowLocks(trx), (q) => q.forUpdate())
+    .execute()
+}
+
 export async function updateOperatorRow(
   trx: Trx,
   id: string,

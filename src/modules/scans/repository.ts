@@ -1,7 +1,6 @@
 import type { Selectable } from 'kysely'
 import type { AuthContext } from '../../core/identity.js'
-import { indexedConstant, supportsRowLocks } from '../../db/connection.js'
-import type { OperatorsTable, ScansTable, SessionsTable } from '../../db/schema.js'
+import type { ScansTable } from '../../db/schema.js'
 import { ownedBy, ownedRowFinder } from '../../db/scope.js'
 import type { Executor, Trx } from '../../db/types.js'
 import { toIso } from '../../lib/time.js'
@@ -73,8 +72,8 @@ export async function insertScan(trx: Trx, row: ScanRow) {
 }
 
 // A batch of scans reads what its items need in a few statements before applying them (see
-// `recordScanBatch` in service.ts), rather than a dozen statements an item: these are those reads.
-// Two of them read other modules' tables, as their services read them one row at a time.
+// `recordScanBatch` in service.ts), rather than a dozen statements an item: these are its reads of
+// scans (the operators' and sessions' are their modules').
 
 /** The scans a device sent with any of these `client_scan_id`s (index `scans_client_scan_id`). */
 export function findScansByClientIds(
@@ -114,80 +113,6 @@ export function findAcceptedScanTimes(trx: Trx, auth: AuthContext, windows: read
         ),
       ),
     )
-    .execute()
-}
-
-/**
- * The caller's operators with any of these ids or idents, locked until the transaction ends (FOR
- * UPDATE on PostgreSQL) in id order, as `lockOperatorsById` of operators' service locks them.
- */
-export function lockOperatorsNamed(
-  trx: Trx,
-  auth: AuthContext,
-  ids: readonly string[],
-  idents: readonly string[],
-): Promise<Array<Selectable<OperatorsTable>>> {
-  return trx
-    .selectFrom('operators')
-    .selectAll()
-    .where((eb) => eb.and(ownedBy(auth)))
-    .where((eb) =>
-      eb.or([
-        ...(ids.length > 0 ? [eb('id', 'in', ids)] : []),
-        ...(idents.length > 0 ? [eb('ident', 'in', idents)] : []),
-      ]),
-    )
-    .orderBy('id')
-    .$if(supportsRowLocks(trx), (q) => q.forUpdate())
-    .execute()
-}
-
-/**
- * The open sessions of these operators, locked (FOR UPDATE on PostgreSQL) as sessions' own
- * `findOpenSession` locks one; the caller holds the operators' locks.
- */
-export function lockOpenSessionsOf(
-  trx: Trx,
-  auth: AuthContext,
-  operatorIds: readonly string[],
-): Promise<Array<Selectable<SessionsTable>>> {
-  return trx
-    .selectFrom('sessions')
-    .selectAll()
-    .where((eb) => eb.and(ownedBy(auth)))
-    .where('deleted_at', 'is', null)
-    .where('operator_id', 'in', operatorIds)
-    .where('status', '=', indexedConstant('open'))
-    .orderBy('id')
-    .$if(supportsRowLocks(trx), (q) => q.forUpdate())
-    .execute()
-}
-
-/**
- * Per operator, the latest that a completed session of theirs which began after `since` can end:
- * its check-out, or `unknownEndMs` after its check-in when it has none (an upper bound). Deleted
- * and rejected sessions count too: a bound for the record's sessions, never below it.
- */
-export function latestSessionEnds(
-  trx: Trx,
-  auth: AuthContext,
-  operatorIds: readonly string[],
-  since: number,
-  unknownEndMs: number,
-) {
-  return trx
-    .selectFrom('sessions')
-    .select((eb) => [
-      'operator_id',
-      eb.fn
-        .max<number>(eb.fn.coalesce('check_out_at', eb('check_in_at', '+', unknownEndMs)))
-        .as('latest_end'),
-    ])
-    .where((eb) => eb.and(ownedBy(auth)))
-    .where('operator_id', 'in', operatorIds)
-    .where('status', '=', indexedConstant('completed'))
-    .where('check_in_at', '>', since)
-    .groupBy('operator_id')
     .execute()
 }
 

@@ -4,29 +4,27 @@ import { ownedBy } from '../../db/scope.js'
 import { savepoint } from '../../db/transaction-connection.js'
 import type { Executor, Trx } from '../../db/types.js'
 import { clock } from '../../lib/clock.js'
-import { calendarDate } from '../../lib/dates.js'
 import { newId } from '../../lib/ids.js'
 import { parseInstant, toIso } from '../../lib/time.js'
 import { type DeviceRow, decryptPin, resolveScanDevice } from '../devices/service.js'
 import { recordEvent } from '../events/outbox.js'
-import { timeZoneAt } from '../locations/service.js'
-import { checkOperatorPin, type OperatorRow, refusePinLocked, resolveOperator } from '../operators/service.js'
-import { closedPeriodHolding } from '../pay-periods/service.js'
 import {
-  breakScanOf,
-  checkIn,
-  checkInWorkDate,
-  checkOut,
-  checkOutFollowsBreaks,
-  inClosedPeriod,
-  isOutOfOrder,
-  MAX_API_SESSION_MS,
-  MAX_SHIFT_MS,
-  openSessionAt,
-  recordBreakScan,
+  checkOperatorPin,
+  lockOperatorsNamed,
+  type OperatorRow,
+  refusePinLocked,
+  resolveOperator,
+} from '../operators/service.js'
+import {
+  type AppliedScan,
+  applyScan,
+  DUPLICATE_WINDOW_MS,
+  isDuplicateOf,
+  type ScanBatchItem,
+  type ScanToApply,
   scanInstant,
-} from '../sessions/lifecycle.js'
-import type { SessionRow, StoredBreak } from '../sessions/service.js'
+  startScanBatch,
+} from '../sessions/scanning.js'
 import { listService, retrieveResource } from '../shared/resources.js'
 import {
   findAcceptedScanNear,
@@ -36,32 +34,19 @@ import {
   findScansByClientIds,
   insertScan,
   insertScans,
-  latestSessionEnds,
   listScanRows,
-  lockOpenSessionsOf,
-  lockOperatorsNamed,
   type ScanRow,
   type ScanWindow,
   toScan,
 } from './repository.js'
-import type { CreateScanBatchBody, CreateScanBody, Scan, ScanFlagReason } from './schemas.js'
-
-/** A repeat scan of the same operator within this window changes nothing. */
-export const DUPLICATE_WINDOW_MS = 60_000
-
-type Direction = NonNullable<CreateScanBody['direction']>
-
-type Outcome =
-  | { result: 'checked_in'; sessionId: string }
-  | { result: 'checked_out'; open: SessionRow }
-  | { result: 'break_started' | 'break_ended'; open: SessionRow; breaks: StoredBreak[] }
-  | { result: 'flagged'; reason: ScanFlagReason; sessionId?: string }
+import type { CreateScanBatchBody, CreateScanBody, Scan } from './schemas.js'
 
 /**
- * What a scan reads, and the row it writes, besides its session's steps (sessions/lifecycle.ts).
- * A scan alone asks the database each time (`readEachTime`); the items of a batch ask what the
- * batch read for all of them at once (`readForBatch`), which asks the database only where that read
- * does not answer. Either answers exactly as the database would at that point of the transaction.
+ * What a scan reads, and the row it writes; what it does to sessions is the sessions module's
+ * (`applyToSessions`: sessions/scanning.ts decides it and makes the change). A scan alone asks the
+ * database each time (`readEachTime`); the items of a batch ask what the batch read for all of them
+ * at once (`readForBatch`), which asks the database only where that read does not answer. Either
+ * answers exactly as the database would at that point of the transaction.
  */
 interface ScanReads {
   device(code: string): Promise<DeviceRow>
@@ -69,14 +54,10 @@ interface ScanReads {
   operator(input: CreateScanBody): Promise<OperatorRow>
   /** The scan the device recorded with this `client_scan_id`, if any. */
   recorded(deviceCode: string, clientScanId: string): Promise<ScanRow | undefined>
-  /** Whether the operator has an accepted scan within `DUPLICATE_WINDOW_MS` of `at`. */
-  acceptedScanNear(operatorId: string, at: number): Promise<boolean>
-  openSessionAt(operatorId: string, at: number): ReturnType<typeof openSessionAt>
-  /** isOutOfOrder: asked right after `openSessionAt` found no open session. */
-  outOfOrder(operatorId: string, at: number, checksIn: boolean): Promise<boolean>
-  /** The work date a check-in at `at` on `device` gives its session (checkInWorkDate). */
-  workDate(device: DeviceRow, at: number): Promise<string>
-  inClosedPeriod(workDate: string): Promise<boolean>
+  /** The time of an accepted scan of the operator near `at` (`isDuplicateOf`), null: none. */
+  acceptedScanNear(operatorId: string, at: number): Promise<number | null>
+  /** The scan's decision and its change to sessions: `applyScan` of sessions, or a batch's. */
+  applyToSessions(scan: ScanToApply): Promise<AppliedScan>
   insert(row: ScanRow): Promise<void>
 }
 
@@ -86,11 +67,8 @@ function readEachTime(trx: Trx, auth: AuthContext): ScanReads {
     operator: (input) => resolveOperator(trx, auth, input, { lock: true }),
     recorded: (deviceCode, clientScanId) => findScanByClientId(trx, auth, deviceCode, clientScanId),
     acceptedScanNear: async (operatorId, at) =>
-      (await findAcceptedScanNear(trx, auth, operatorId, at, DUPLICATE_WINDOW_MS)) !== undefined,
-    openSessionAt: (operatorId, at) => openSessionAt(trx, auth, operatorId, at),
-    outOfOrder: (operatorId, at, checksIn) => isOutOfOrder(trx, auth, operatorId, at, checksIn),
-    workDate: (device, at) => checkInWorkDate(trx, auth, device, at),
-    inClosedPeriod: (workDate) => inClosedPeriod(trx, auth, workDate),
+      (await findAcceptedScanNear(trx, auth, operatorId, at, DUPLICATE_WINDOW_MS))?.scanned_at ?? null,
+    applyToSessions: (scan) => applyScan(trx, auth, scan),
     insert: (row) => insertScan(trx, row),
   }
 }
@@ -105,15 +83,14 @@ interface PreparedScan {
 }
 
 /**
- * A scan at a device: `auto` checks the operator out when it has an open session and in otherwise;
- * `in` and `out` force the direction; `break_start` and `break_end` start and end a break of the
- * open session (never chosen by `auto`). Flagged scans change no session. Scans of one operator are
+ * A scan at a device, recorded with what it did to its operator's sessions (decided by the sessions
+ * module: sessions/scan-decision.ts). Flagged scans change no session. Scans of one operator are
  * serialised by the sessions' per-operator lock, and the partial unique index on open sessions
  * makes a second open session impossible even so.
  */
 export async function recordScan(trx: Trx, auth: AuthContext, input: CreateScanBody): Promise<Scan> {
   const reads = readEachTime(trx, auth)
-  return applyScan(trx, auth, await prepareScan(reads, input), null, reads)
+  return applyPrepared(trx, auth, await prepareScan(reads, input), null, reads)
 }
 
 /**
@@ -134,8 +111,8 @@ async function prepareScan(reads: ScanReads, input: CreateScanBody): Promise<Pre
   return { input, at, device, operator, replay }
 }
 
-/** Applies a prepared scan: its outcome, its row and event, and its session's change. */
-async function applyScan(
+/** Applies a prepared scan: its session's change, its row and event (sessions/scanning.ts says the order). */
+async function applyPrepared(
   trx: Trx,
   auth: AuthContext,
   prepared: PreparedScan,
@@ -145,8 +122,13 @@ async function applyScan(
   if (prepared.replay) return toScan(prepared.replay)
   const { input, at, device, operator } = prepared
   const direction = input.direction ?? 'auto'
-
-  const outcome = await decide(trx, auth, { operator, device, at, direction }, reads)
+  const applied = await reads.applyToSessions({
+    operator,
+    device,
+    at,
+    direction,
+    acceptedScanNear: () => reads.acceptedScanNear(operator.id, at),
+  })
   const row: ScanRow = {
     id: newId('scn'),
     ...ownedBy(auth),
@@ -155,9 +137,9 @@ async function applyScan(
     operator_ident: operator.ident,
     scanned_at: at,
     direction,
-    result: outcome.result,
-    flag_reason: outcome.result === 'flagged' ? outcome.reason : null,
-    session_id: 'open' in outcome ? outcome.open.id : (outcome.sessionId ?? null),
+    result: applied.result,
+    flag_reason: applied.flagReason,
+    session_id: applied.sessionId,
     created_at: clock.now(),
     client_scan_id: input.client_scan_id ?? null,
     clock_skew_ms: clockSkewMs,
@@ -165,79 +147,9 @@ async function applyScan(
   }
   await reads.insert(row)
   const scan = toScan(row)
-  await recordEvent(trx, auth, `scan.${outcome.result}`, scan)
-  // Changed after the scan is recorded, so a receiver reads `scan.checked_out` (or the break's
-  // scan event), then the `session.completed` (`session.updated`) it caused.
-  if (outcome.result === 'checked_out') await checkOut(trx, auth, outcome.open, at)
-  if (outcome.result === 'break_started' || outcome.result === 'break_ended') {
-    await recordBreakScan(trx, auth, outcome.open, outcome.breaks, outcome.result)
-  }
+  await recordEvent(trx, auth, `scan.${applied.result}`, scan)
+  await applied.complete()
   return scan
-}
-
-async function decide(
-  trx: Trx,
-  auth: AuthContext,
-  scan: { operator: OperatorRow; device: DeviceRow; at: number; direction: Direction },
-  reads: ScanReads,
-): Promise<Outcome> {
-  const { operator, at, direction } = scan
-  if (operator.is_active !== 1) return { result: 'flagged', reason: 'inactive_operator' }
-  if (await reads.acceptedScanNear(operator.id, at)) {
-    return { result: 'flagged', reason: 'duplicate_scan' }
-  }
-  const { open, closed } = await reads.openSessionAt(operator.id, at)
-  // Only `auto` and `in` check in after the closure: any other scan reports the closure it caused.
-  if (closed && direction !== 'auto' && direction !== 'in') {
-    return { result: 'flagged', reason: 'max_shift_exceeded', sessionId: closed.id }
-  }
-  // A late scan from before the session now open belongs to a past the record has moved on from.
-  if (open && at < open.check_in_at) return { result: 'flagged', reason: 'out_of_order' }
-  if (direction === 'break_start' || direction === 'break_end') {
-    return decideBreak(operator, open, direction, at, reads)
-  }
-  if (open && direction !== 'in') {
-    if (at === open.check_in_at) return { result: 'flagged', reason: 'invalid_time_range' }
-    // A check-out before a break the session already recorded comes late, as one before its check-in.
-    if (!checkOutFollowsBreaks(open, at)) return { result: 'flagged', reason: 'out_of_order' }
-    // Completing a session of a closed pay period would change payroll's closed month.
-    if (await reads.inClosedPeriod(open.work_date)) return { result: 'flagged', reason: 'period_closed' }
-    return { result: 'checked_out', open }
-  }
-  if (open) return { result: 'flagged', reason: 'already_checked_in' }
-  if (await reads.outOfOrder(operator.id, at, direction !== 'out')) {
-    return { result: 'flagged', reason: 'out_of_order' }
-  }
-  if (direction === 'out') return { result: 'flagged', reason: 'no_open_session' }
-  const workDate = await reads.workDate(scan.device, at)
-  if (await reads.inClosedPeriod(workDate)) return { result: 'flagged', reason: 'period_closed' }
-  return { result: 'checked_in', sessionId: (await checkIn(trx, auth, { ...scan, workDate })).id }
-}
-
-/**
- * A break scan: it changes the operator's open session (none: `no_open_session`, or `out_of_order`
- * for a late scan inside a completed session, as a check-out's), by the session's break rules
- * (`breakScanOf`), unless that session's work date is in a closed pay period.
- */
-async function decideBreak(
-  operator: OperatorRow,
-  open: SessionRow | undefined,
-  direction: 'break_start' | 'break_end',
-  at: number,
-  reads: ScanReads,
-): Promise<Outcome> {
-  if (!open) {
-    const late = await reads.outOfOrder(operator.id, at, false)
-    return { result: 'flagged', reason: late ? 'out_of_order' : 'no_open_session' }
-  }
-  const change = breakScanOf(open, direction, at)
-  if ('reason' in change) return { result: 'flagged', reason: change.reason }
-  if (await reads.inClosedPeriod(open.work_date)) return { result: 'flagged', reason: 'period_closed' }
-  return {
-    result: direction === 'break_start' ? 'break_started' : 'break_ended',
-    open,
-    breaks: change.breaks,
-  }
 }
 
 /**
@@ -374,7 +286,7 @@ async function applyTogether(trx: Trx, auth: AuthContext, batch: CheckedBatch, o
       outcomes[index] = { error }
       continue
     }
-    outcomes[index] = { scan: await applyScan(trx, auth, prepared, skewOf(scan, batch), reads) }
+    outcomes[index] = { scan: await applyPrepared(trx, auth, prepared, skewOf(scan, batch), reads) }
   }
   await reads.flush()
 }
@@ -390,7 +302,7 @@ async function applyEachInSavepoint(
     const before = await savepoint(trx, 'batch_scan')
     try {
       outcomes[index] = {
-        scan: await applyScan(trx, auth, await prepareScan(reads, scan), skewOf(scan, batch), reads),
+        scan: await applyPrepared(trx, auth, await prepareScan(reads, scan), skewOf(scan, batch), reads),
       }
     } catch (error) {
       await before.rollback()
@@ -405,20 +317,15 @@ type BatchReads = ScanReads & { flush(): Promise<void> }
 
 /**
  * What a batch's items read, read once for all of them at the start of its transaction:
- * - its devices (one, from a kiosk) and their locations' time zones;
+ * - its devices (one, from a kiosk);
  * - its operators, by id or ident, locked in one statement (in id order, as lockOperators does);
- * - after those locks, as `prepareScan` reads one: the scans of its `client_scan_id`s, each
- *   operator's accepted scans around the items' times (the duplicate window), its operators'
- *   open sessions, locked, and how late their completed sessions can end (whether a check-in
- *   comes late);
- * - whether a closed pay period holds any of the work dates the items can touch (it takes the
- *   pay-period lock, shared, as each item would, so no period closes before the batch commits).
+ * - after those locks, as `prepareScan` reads one: the scans of its `client_scan_id`s and each
+ *   operator's accepted scans around the items' times (the duplicate window);
+ * - what its items read of sessions (`startScanBatch` of sessions/scanning.ts).
  * The scans the items record are kept here (a replay later in the batch, the duplicate window)
- * and written together at the end (`flush`). An operator's open session is known from the batch's
- * read until an item of that operator reads it: that item may change it, so the open sessions of
- * the operators so touched are read again, together, when an item next needs one of them. Whatever
- * the batch's reads do not answer (an operator named in a way the read missed, a scan without a
- * time, a date not read, a shift to close), the database answers, as for a scan alone.
+ * and written together at the end (`flush`). Whatever the batch's reads do not answer (an operator
+ * named in a way the read missed, a scan outside the windows read), the database answers, as for a
+ * scan alone.
  */
 async function readForBatch(trx: Trx, auth: AuthContext, items: CheckedBatch['apply']): Promise<BatchReads> {
   const alone = readEachTime(trx, auth)
@@ -469,23 +376,13 @@ async function readForBatch(trx: Trx, auth: AuthContext, items: CheckedBatch['ap
   // about: [earliest − 60 s, latest + 60 s], open-ended for a scan without a time (it is now,
   // whenever it is applied).
   const windows = new Map<string, ScanWindow>()
-  const workDates = new Set<string>()
-  const zones = new Map<string | null, string>()
-  const zoneOf = async (locationId: string | null) => {
-    let zone = zones.get(locationId)
-    if (zone === undefined) {
-      zone = await timeZoneAt(trx, auth, locationId)
-      zones.set(locationId, zone)
-    }
-    return zone
-  }
-  let earliest = now
+  const sessionItems: ScanBatchItem[] = []
   for (const scan of scans) {
     const operator = operatorOf(scan)
     const device = deviceOf(scan.device_id)
     const at = scan.time === undefined ? now : timeOf(scan.time)
     if (!operator || !device || at === undefined) continue
-    earliest = Math.min(earliest, at)
+    sessionItems.push({ operatorId: operator.id, device, at, timed: scan.time !== undefined })
     const from = at - DUPLICATE_WINDOW_MS
     const to = scan.time === undefined ? undefined : at + DUPLICATE_WINDOW_MS
     const known = windows.get(operator.id)
@@ -499,7 +396,6 @@ async function readForBatch(trx: Trx, auth: AuthContext, items: CheckedBatch['ap
             to: known.to === undefined || to === undefined ? undefined : Math.max(to, known.to),
           },
     )
-    if (scan.time !== undefined) workDates.add(calendarDate(at, await zoneOf(device.location_id)))
   }
   const accepted = new Map<string, number[]>()
   const addAccepted = (operatorId: string, at: number) => {
@@ -521,40 +417,12 @@ async function readForBatch(trx: Trx, auth: AuthContext, items: CheckedBatch['ap
     )
   }
 
-  // Each operator's open session (null: none), as last read; `stale`: those an item may have
-  // changed since, read again together when an item needs one of them.
-  const openSessions = new Map<string, SessionRow | null>()
-  const stale = new Set(operators.map((operator) => operator.id))
-  const readOpenSessions = async () => {
-    const ids = [...stale]
-    stale.clear()
-    for (const id of ids) openSessions.set(id, null)
-    for (const session of await lockOpenSessionsOf(trx, auth, ids)) {
-      openSessions.set(session.operator_id, session)
-      workDates.add(session.work_date)
-    }
-  }
-  if (stale.size > 0) await readOpenSessions()
-  // Whether a check-in comes late (isOutOfOrder): whether a session of the operator's record ends
-  // after it. None that began before `since` can end after `earliest`, as no completed session
-  // lasts longer than MAX_API_SESSION_MS (the bound isOutOfOrder's own query reads by): the latest
-  // end of the others, bounded from above, answers for an operator's first check-in with no open
-  // session (`firstWithoutOpen`); a bound past the scan's time leaves it to isOutOfOrder.
-  const since = earliest - MAX_API_SESSION_MS
-  const latestEnds = new Map<string, number>()
-  if (operators.length > 0) {
-    const ids = operators.map((operator) => operator.id)
-    for (const row of await latestSessionEnds(trx, auth, ids, since, MAX_API_SESSION_MS)) {
-      latestEnds.set(row.operator_id, row.latest_end)
-    }
-  }
-  const reachedOpenSession = new Set<string>()
-  const firstWithoutOpen = new Set<string>()
-  // Not `workDates` itself: it grows as open sessions are read again, unchecked.
-  const openDates =
-    workDates.size > 0 && (await closedPeriodHolding(trx, auth, [...workDates])) === undefined
-      ? new Set(workDates)
-      : new Set<string>()
+  const sessions = await startScanBatch(
+    trx,
+    auth,
+    operators.map((operator) => operator.id),
+    sessionItems,
+  )
 
   const pending: ScanRow[] = []
   return {
@@ -572,32 +440,11 @@ async function readForBatch(trx: Trx, auth: AuthContext, items: CheckedBatch['ap
       return alone.recorded(deviceCode, clientScanId)
     },
     acceptedScanNear: async (operatorId, at) => {
-      const times = accepted.get(operatorId) ?? []
-      if (times.some((t) => t > at - DUPLICATE_WINDOW_MS && t < at + DUPLICATE_WINDOW_MS)) return true
-      return covers(operatorId, at) ? false : alone.acceptedScanNear(operatorId, at)
+      const near = (accepted.get(operatorId) ?? []).find((t) => isDuplicateOf(at, t))
+      if (near !== undefined) return near
+      return covers(operatorId, at) ? null : alone.acceptedScanNear(operatorId, at)
     },
-    openSessionAt: async (operatorId, at) => {
-      firstWithoutOpen.delete(operatorId)
-      if (!openSessions.has(operatorId)) return alone.openSessionAt(operatorId, at)
-      if (stale.has(operatorId)) await readOpenSessions()
-      const open = openSessions.get(operatorId)
-      stale.add(operatorId)
-      const first = !reachedOpenSession.has(operatorId)
-      reachedOpenSession.add(operatorId)
-      if (!open) {
-        if (first) firstWithoutOpen.add(operatorId)
-        return {}
-      }
-      // Closing an over-long shift is openSessionAt's, which reads the session again.
-      return at - open.check_in_at > MAX_SHIFT_MS ? alone.openSessionAt(operatorId, at) : { open }
-    },
-    outOfOrder: async (operatorId, at, checksIn) => {
-      const ends = latestEnds.get(operatorId) ?? Number.NEGATIVE_INFINITY
-      if (checksIn && firstWithoutOpen.has(operatorId) && at >= earliest && ends <= at) return false
-      return alone.outOfOrder(operatorId, at, checksIn)
-    },
-    workDate: async (device, at) => calendarDate(at, await zoneOf(device.location_id)),
-    inClosedPeriod: async (workDate) => (openDates.has(workDate) ? false : alone.inClosedPeriod(workDate)),
+    applyToSessions: (scan) => sessions.applyScan(scan),
     insert: async (row) => {
       pending.push(row)
       if (row.client_scan_id !== null) recorded.set(clientKey(row.device_code, row.client_scan_id), row)

@@ -11,7 +11,7 @@ import { type DeviceRow, resolveDevice, resolveDeviceBy } from '../devices/servi
 import { recordEvent, recordEvents } from '../events/outbox.js'
 import { resolveLocation, timeZoneAt } from '../locations/service.js'
 import { lockOperatorsById, type OperatorRow, resolveOperator } from '../operators/service.js'
-import { assertPeriodOpen, closedPeriodHolding } from '../pay-periods/service.js'
+import { assertPeriodOpen } from '../pay-periods/service.js'
 import {
   createResource,
   lockResource,
@@ -19,16 +19,7 @@ import {
   type ResourceStore,
   updateResource,
 } from '../shared/resources.js'
-import {
-  type BreakScanReason,
-  breaksFromInput,
-  checkBreaks,
-  endOpenBreak,
-  endsAfterBreaks,
-  parseBreaks,
-  scanBreak,
-  serializeBreaks,
-} from './breaks.js'
+import { breaksFromInput, checkBreaks, endOpenBreak, parseBreaks, serializeBreaks } from './breaks.js'
 import { breakMinutesOf } from './hours.js'
 import {
   type DeviceWithZone,
@@ -42,7 +33,11 @@ import {
   toSession,
   updateSessionRow,
 } from './repository.js'
+import { MAX_SHIFT_MS } from './scan-decision.js'
 import type { CreateSessionBody, Session, UpdateSessionBody } from './schemas.js'
+
+/** The longest an open session stays open (the scan decision's rule): the sweep and the overlap rule read it too. */
+export { MAX_SHIFT_MS }
 
 /**
  * The life of a session, in one place: opened by a check-in scan or created through the API,
@@ -52,12 +47,6 @@ import type { CreateSessionBody, Session, UpdateSessionBody } from './schemas.js
  */
 
 const HOUR_MS = 60 * 60 * 1000
-/**
- * An open session older than this is closed as flagged `max_shift_exceeded`. Closed so, it keeps no
- * check-out, and for the overlap rule it occupies [check_in, check_in + 16 h): the longest it could
- * have been open.
- */
-export const MAX_SHIFT_MS = 16 * HOUR_MS
 /** A session entered or edited through the API lasts at most this long (3 days). */
 export const MAX_API_SESSION_MS = 72 * HOUR_MS
 /**
@@ -436,25 +425,8 @@ export async function deleteSession(trx: Trx, auth: AuthContext, id: string) {
 }
 
 /**
- * The operator's open session as a scan at `at` finds it, locked (the caller holds the operator's
- * lock). One open for more than 16 hours is closed first (`closeOverlongShift`); the scan then
- * finds none, and `closed` is the session it closed.
- */
-export async function openSessionAt(
-  trx: Trx,
-  auth: AuthContext,
-  operatorId: string,
-  at: number,
-): Promise<{ open?: SessionRow; closed?: Session }> {
-  const open = await findOpenSession(trx, auth, operatorId)
-  if (open && at - open.check_in_at > MAX_SHIFT_MS)
-    return { closed: await closeOverlongShift(trx, auth, open) }
-  return { open }
-}
-
-/**
  * A check-in scan opens a session at the device's location: not flagged, no check-out yet, no review
- * needed. `workDate` is `checkInWorkDate`'s, which the scan has checked with `inClosedPeriod`.
+ * needed. `workDate` is the one the scan's decision checked against closed periods (scanning.ts).
  */
 export function checkIn(
   trx: Trx,
@@ -503,22 +475,7 @@ export async function checkOut(trx: Trx, auth: AuthContext, open: SessionRow, at
 }
 
 /**
- * Whether a check-out scan at `at` comes after the open session's breaks (see `endsAfterBreaks`);
- * one that does not is `out_of_order`.
- */
-export function checkOutFollowsBreaks(open: SessionRow, at: number): boolean {
-  return endsAfterBreaks(parseBreaks(open.breaks), at)
-}
-
-export type BreakScan = { breaks: StoredBreak[] } | { reason: BreakScanReason }
-
-/** What a break scan at `at` would do to the operator's open session (see `scanBreak`). */
-export function breakScanOf(open: SessionRow, direction: 'break_start' | 'break_end', at: number): BreakScan {
-  return scanBreak(parseBreaks(open.breaks), direction, at)
-}
-
-/**
- * A break scan's change to the open session (`breaks`, as `breakScanOf` gave it): written with its
+ * A break scan's change to the open session (`breaks`, as the scan's decision gave them): written with its
  * revision (`break_started` / `break_ended`), and `session.updated` with `previous_attributes`. The
  * session stays as it was otherwise: a scan is not an edit, so nothing is re-flagged.
  */
@@ -612,11 +569,6 @@ async function workDateAfterEdit(
   return workDateOf(db, auth, changes.check_in_at ?? current.check_in_at, locationId)
 }
 
-/** The work date a check-in scan at `at` on `device` would give its session. */
-export function checkInWorkDate(trx: Trx, auth: AuthContext, device: DeviceRow, at: number): Promise<string> {
-  return workDateOf(trx, auth, at, device.location_id)
-}
-
 /**
  * 409 `period_closed` when the session's work date before or after the change lies in a closed pay
  * period. Run in the writing transaction before the write: it takes the pay-period lock (shared),
@@ -629,11 +581,6 @@ async function assertWorkDatesOpen(
   after: string | null | undefined,
 ): Promise<void> {
   await assertPeriodOpen(trx, auth, [before, after])
-}
-
-/** Whether a scan would open or complete a session of a closed period (it is then flagged `period_closed`). */
-export async function inClosedPeriod(trx: Trx, auth: AuthContext, workDate: string): Promise<boolean> {
-  return (await closedPeriodHolding(trx, auth, [workDate])) !== undefined
 }
 
 /**

@@ -232,6 +232,58 @@ export async function findOpenSession(trx: Trx, auth: AuthContext, operatorId: s
     .executeTakeFirst()
 }
 
+// A batch of scans reads its operators' sessions in two statements before applying its items
+// (scanning.ts, `startScanBatch`), rather than statements an item.
+
+/**
+ * The open sessions of these operators, locked (FOR UPDATE on PostgreSQL) as `findOpenSession`
+ * locks one; the caller holds the operators' locks.
+ */
+export function lockOpenSessionsOf(
+  trx: Trx,
+  auth: AuthContext,
+  operatorIds: readonly string[],
+): Promise<SessionRow[]> {
+  return trx
+    .selectFrom('sessions')
+    .selectAll()
+    .where((eb) => eb.and(ownedBy(auth)))
+    .where('deleted_at', 'is', null)
+    .where('operator_id', 'in', operatorIds)
+    .where('status', '=', indexedConstant('open'))
+    .orderBy('id')
+    .$if(supportsRowLocks(trx), (q) => q.forUpdate())
+    .execute()
+}
+
+/**
+ * Per operator, the latest that a completed session of theirs which began after `since` can end:
+ * its check-out, or `unknownEndMs` after its check-in when it has none (an upper bound). Deleted
+ * and rejected sessions count too: a bound for the record's sessions, never below it.
+ */
+export function latestSessionEnds(
+  trx: Trx,
+  auth: AuthContext,
+  operatorIds: readonly string[],
+  since: number,
+  unknownEndMs: number,
+) {
+  return trx
+    .selectFrom('sessions')
+    .select((eb) => [
+      'operator_id',
+      eb.fn
+        .max<number>(eb.fn.coalesce('check_out_at', eb('check_in_at', '+', unknownEndMs)))
+        .as('latest_end'),
+    ])
+    .where((eb) => eb.and(ownedBy(auth)))
+    .where('operator_id', 'in', operatorIds)
+    .where('status', '=', indexedConstant('completed'))
+    .where('check_in_at', '>', since)
+    .groupBy('operator_id')
+    .execute()
+}
+
 /** Every create and check-in writes one: compiled once (db/compiled.ts). */
 const insertSessionRow = compiledInsert('sessions', {
   id: true,
