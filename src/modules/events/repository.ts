@@ -1,5 +1,6 @@
 import type { AuthContext } from '../../core/identity.js'
 import { supportsRowLocks } from '../../db/connection.js'
+import { lockRetentionBatch, type RetentionKey } from '../../db/retention-batch.js'
 import { ownedBy } from '../../db/scope.js'
 import type { Executor, Trx } from '../../db/types.js'
 import type { EventEnvelope } from './outbox.js'
@@ -136,30 +137,19 @@ export async function countUndispatchedEvents(db: Executor): Promise<number> {
 /**
  * Retention: the next `limit` events created before `before` and already relayed (an event not yet
  * turned into deliveries is never deleted), in (created_at, id) order after `after`, along the
- * `events_created` index. On PostgreSQL locked, skipping those another transaction holds: several
- * workers' retention passes share the rows instead of waiting on each other.
+ * `events_created` index, locked as `lockRetentionBatch` says.
  */
 export async function lockRelayedEventsBefore(
   trx: Trx,
   before: number,
-  after: { created_at: number; id: string } | undefined,
+  after: RetentionKey | undefined,
   limit: number,
 ) {
-  return trx
-    .selectFrom('events')
-    .select(['id', 'created_at'])
-    .where('created_at', '<', before)
-    .$if(after !== undefined, (q) =>
-      q.where((eb) =>
-        eb(eb.refTuple('created_at', 'id'), '>', eb.tuple(after?.created_at ?? 0, after?.id ?? '')),
-      ),
-    )
-    .where('dispatched_at', 'is not', null)
-    .orderBy('created_at')
-    .orderBy('id')
-    .limit(limit)
-    .$if(supportsRowLocks(trx), (q) => q.forUpdate().skipLocked())
-    .execute()
+  return lockRetentionBatch(
+    trx,
+    trx.selectFrom('events').select(['id', 'created_at']).where('dispatched_at', 'is not', null),
+    { before, after, limit },
+  )
 }
 
 export async function deleteEvents(trx: Trx, ids: string[]): Promise<number> {

@@ -6,13 +6,8 @@ import {
   lockUndispatchedEvents,
   markEventsDispatched,
 } from '../events/service.js'
-import {
-  type DeliveryRow,
-  enabledEndpointsOf,
-  insertDeliveries,
-  newDeliveryRow,
-  subscriberOf,
-} from './repository.js'
+import { type DeliveryRow, insertDeliveries, newDeliveryRow } from './delivery-repository.js'
+import { enabledEndpointsOf, subscriberOf } from './repository.js'
 import { ENDPOINT_DISABLED_EVENT_TYPE, receives, subjectEndpointIdOf } from './subscription.js'
 
 /** Events dispatched in one transaction at most; a full batch means more may be waiting. */

@@ -7,24 +7,26 @@ import { groupBy } from '../../lib/group.js'
 import { newId } from '../../lib/ids.js'
 import { recordEvent } from '../events/outbox.js'
 import type { AttemptOutcome } from './attempt.js'
-import { decideAfterAttempt, isSuccessStatus } from './policy.js'
 import {
   type AttemptRow,
-  countExhaustedDelivery,
   type DeliveryRow,
-  disableEnabledEndpoint,
-  type EndpointRow,
   failPendingDeliveries,
   insertAttempt,
   insertAttempts,
-  lockEndpoint,
   markDeliveriesSucceeded,
   releaseDeliveries,
+  updateDeliveryRow,
+  updatePendingDelivery,
+} from './delivery-repository.js'
+import { decideAfterAttempt, isSuccessStatus } from './policy.js'
+import {
+  countExhaustedDelivery,
+  disableEnabledEndpoint,
+  type EndpointRow,
+  lockEndpoint,
   resetConsecutiveFailures,
   toEndpoint,
-  updateDeliveryRow,
   updateEndpointRow,
-  updatePendingDelivery,
 } from './repository.js'
 import { ENDPOINT_DISABLED_EVENT_TYPE } from './subscription.js'
 

@@ -1,7 +1,8 @@
 import type { Agent } from 'undici'
 import { clock } from '../../lib/clock.js'
 import { type AttemptOutcome, sendAttempt } from './attempt.js'
-import type { DeliveryRow, EndpointRow } from './repository.js'
+import type { DeliveryRow } from './delivery-repository.js'
+import type { EndpointRow } from './repository.js'
 import { signingSecrets } from './signature.js'
 import { createSafeDispatcher } from './url-policy.js'
 

@@ -17,30 +17,34 @@ import {
   retrieveResource,
   updateResource,
 } from '../shared/resources.js'
-import { recordResend } from './outcomes.js'
 import {
   attemptsOf,
-  deleteDeliveries,
-  deleteEndpointRow,
-  type EndpointRow,
-  eventIdsWithDeliveries,
   failedDeliveryIds,
   failPendingDeliveries,
   findDelivery,
-  findEndpoint,
   insertDeliveries,
-  insertEndpoint,
   listDeliveryRows,
-  listEndpointRows,
-  lockEndpoint,
-  lockFinishedDeliveriesBefore,
   newDeliveryRow,
   requeueFailedDeliveries,
-  subscriberOf,
   toDelivery,
+} from './delivery-repository.js'
+import { recordResend } from './outcomes.js'
+import {
+  deleteEndpointRow,
+  type EndpointRow,
+  findEndpoint,
+  insertEndpoint,
+  listEndpointRows,
+  lockEndpoint,
+  subscriberOf,
   toEndpoint,
   updateEndpointRow,
 } from './repository.js'
+import {
+  deleteDeliveries,
+  eventIdsWithDeliveries,
+  lockFinishedDeliveriesBefore,
+} from './retention-repository.js'
 import type {
   CreateEndpointBody,
   RecoverBody,
@@ -63,7 +67,7 @@ import {
 import { checkEndpointUrl, type HostLookup, UnsafeUrlError } from './url-policy.js'
 
 /** The pending deliveries' backlog, read by the metrics gauges at each scrape. */
-export { pendingDeliveryBacklog } from './repository.js'
+export { pendingDeliveryBacklog } from './delivery-repository.js'
 
 export interface UrlPolicy {
   allowPrivate: boolean
@@ -393,7 +397,7 @@ export async function recoverEndpoint(
  */
 export const deliveryRetention: DeliveryRetention = {
   async deleteFinishedBefore(trx, before, after, limit) {
-    const rows = await lockFinishedDeliveriesBefore(trx, before, after, limit)
+    const rows = await lockFinishedDeliveriesBefore(trx, { before, after, limit })
     const deleted = await deleteDeliveries(
       trx,
       rows.map((r) => r.id),

@@ -12,18 +12,17 @@ import { groupBy } from '../../lib/group.js'
 import { Pause } from '../../lib/pause.js'
 import { eventPayloads } from '../events/service.js'
 import { BatchedWrites } from './batched-writes.js'
+import {
+  claimDueDeliveries,
+  type DeliveryRow,
+  releaseDeliveries,
+  updateDeliveryRow,
+} from './delivery-repository.js'
 import { DEFAULT_MAX_PER_ENDPOINT, EndpointWindows } from './endpoint-windows.js'
 import { DISPATCH_BATCH, dispatchEvents } from './outbox-relay.js'
 import { type FinishedAttempt, recordFailure, recordSuccesses } from './outcomes.js'
 import { isSuccessStatus } from './policy.js'
-import {
-  claimDueDeliveries,
-  type DeliveryRow,
-  type EndpointRow,
-  endpointsByIds,
-  releaseDeliveries,
-  updateDeliveryRow,
-} from './repository.js'
+import { type EndpointRow, endpointsByIds } from './repository.js'
 import { DeliverySender } from './sender.js'
 
 export interface WorkerOptions {
