@@ -3,18 +3,18 @@ import { useLoad } from '../hooks.js'
 import { SelectField } from './Field.js'
 
 /**
- * A location menu under its label: "Any" (a filter's words for no location; a form names it with
- * `emptyLabel`), then the account's locations by name.
+ * A location menu under its label ("Location" unless named): "Any" (a filter's words for no location;
+ * a form names it with `emptyLabel`), then the account's locations by name.
  */
 export function LocationSelect({
   id,
-  label,
+  label = 'Location',
   value,
   onChange,
   emptyLabel = 'Any',
 }: {
   id: string
-  label: string
+  label?: string
   value: string
   onChange: (locationId: string) => void
   emptyLabel?: string

@@ -50,13 +50,7 @@ export function NewDeviceForm({ onCreated }: { onCreated: () => void }) {
         onValue={setName}
         error={refusalOf(action.error, 'name')}
       />
-      <LocationSelect
-        id="device-location"
-        label="Location"
-        value={locationId}
-        onChange={setLocationId}
-        emptyLabel="None"
-      />
+      <LocationSelect id="device-location" value={locationId} onChange={setLocationId} emptyLabel="None" />
       <CheckboxField
         id="device-require-pin"
         label="Require a PIN"

@@ -93,7 +93,6 @@ function SessionFilters({
       <Field id="filter-device" label="Device code" value={form.deviceCode} onValue={set('deviceCode')} />
       <LocationSelect
         id="filter-location"
-        label="Location"
         value={form.locationId}
         onChange={(locationId) => setForm({ ...form, locationId })}
       />

@@ -58,7 +58,6 @@ export function ReviewFilters({
     <form class="filters" onSubmit={submit}>
       <LocationSelect
         id="review-location"
-        label="Location"
         value={form.locationId}
         onChange={(locationId) => setForm({ ...form, locationId })}
       />

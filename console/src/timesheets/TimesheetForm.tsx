@@ -75,7 +75,6 @@ export function TimesheetFilters({
       />
       <LocationSelect
         id="timesheet-location"
-        label="Location"
         value={form.locationId}
         onChange={(locationId) => onChange({ ...form, locationId })}
       />
