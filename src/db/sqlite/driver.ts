@@ -1,103 +1,39 @@
-import path from 'node:path'
 import type SQLite from 'better-sqlite3'
 import {
   CompiledQuery,
   type DatabaseConnection,
   type Driver,
-  type LimitNode,
   type QueryCompiler,
   type QueryResult,
   SelectQueryNode,
   SqliteDialect,
-  SqliteQueryCompiler,
-  ValueNode,
 } from 'kysely'
 import type { GuardedConnection } from '../types.js'
 import { Checkpointer, type CheckpointerOptions } from './checkpointer.js'
+import { type GroupCommit, type GroupCommitStats, groupCommit } from './group-commit.js'
+import { LiteralLimitCompiler } from './literal-limit-compiler.js'
+import { Mutex, WriteTurn } from './locks.js'
+import { DEFAULT_STATEMENT_CACHE_SIZE, StatementCache } from './statement-cache.js'
+
+export type { GroupCommitStats } from './group-commit.js'
 
 /**
  * The SQLite side of Kysely, written here rather than taken from Kysely, for two reasons:
  *
- * 1. **Prepared statements are kept.** Kysely's `SqliteDriver` calls `db.prepare(sql)` for every
- *    query and throws the statement away: preparing (parsing and planning the SQL) was 10.8 % of the
- *    service's CPU on `POST /v1/sessions` and 5.1 % on `GET /v1/sessions` (docs/performance.md).
- *    The service runs a few dozen distinct statements, so a small cache keyed by SQL text prepares
- *    each once. It is bounded (least recently used out) because SQL built from optional filters or
- *    lists of values (`in (?, ?, …)`) makes new texts; SQLite re-prepares a cached statement by
- *    itself if the schema changed (a migration) since it was prepared.
+ * 1. **Prepared statements are kept** (`StatementCache`, statement-cache.ts): Kysely's
+ *    `SqliteDriver` prepares every query again and throws the statement away.
  * 2. **Every transaction is `BEGIN IMMEDIATE`.** Every transaction of ours writes; taking the write
  *    lock at the start makes a second process (the CLI beside the server) wait its turn under
  *    busy_timeout instead of failing with SQLITE_BUSY when its read snapshot would have to be
  *    upgraded to a write. Connections of the same process take the write lock in turn before that,
- *    waiting in the event loop (`FileWriteLock`), since busy_timeout's wait stops it.
+ *    waiting in the event loop (`WriteTurn`, locks.ts), since busy_timeout's wait stops it.
  *
  * Kysely offers no hook for either (its driver's connection is private), hence a driver of our own;
  * it is otherwise Kysely's: one connection, handed to one caller at a time. It also commits in
- * groups (`groupCommit`, below).
+ * groups (`groupCommit`, group-commit.ts).
  *
- * The dialect also writes LIMITs into the SQL text (`LiteralLimitCompiler`).
+ * The dialect also writes LIMITs into the SQL text (`LiteralLimitCompiler`, literal-limit-compiler.ts).
  */
-export class StatementCache {
-  private readonly statements = new Map<string, { statement: SQLite.Statement; used: number }>()
-  /** Counts uses: an entry's `used` is the count at its last use. */
-  private clock = 0
-  hits = 0
-  misses = 0
-
-  constructor(
-    private readonly database: SQLite.Database,
-    readonly capacity: number,
-  ) {
-    if (!Number.isInteger(capacity) || capacity < 1) throw new Error('capacity must be a positive integer')
-  }
-
-  get size(): number {
-    return this.statements.size
-  }
-
-  /** The prepared statement for `sql`, prepared now if it is not cached. */
-  get(sql: string): SQLite.Statement {
-    const cached = this.statements.get(sql)
-    if (cached !== undefined) {
-      this.hits++
-      // A hit only stamps the entry; the order is worked out at an eviction, which is rare (a
-      // dozen statements hit per create; re-inserting into the Map on each was 1.4 % of its time).
-      cached.used = ++this.clock
-      return cached.statement
-    }
-    this.misses++
-    // Prepared before anything is evicted: SQL that fails to prepare changes nothing.
-    const statement = this.database.prepare(sql)
-    if (this.statements.size >= this.capacity) this.evictLeastRecentlyUsed()
-    this.statements.set(sql, { statement, used: ++this.clock })
-    return statement
-  }
-
-  private evictLeastRecentlyUsed(): void {
-    let oldest: string | undefined
-    let oldestUse = Number.POSITIVE_INFINITY
-    for (const [sql, entry] of this.statements) {
-      if (entry.used < oldestUse) {
-        oldest = sql
-        oldestUse = entry.used
-      }
-    }
-    if (oldest !== undefined) this.statements.delete(oldest)
-  }
-
-  /** A statement of its own, not cached (for a caller that keeps it busy, such as an iteration). */
-  uncached(sql: string): SQLite.Statement {
-    return this.database.prepare(sql)
-  }
-
-  has(sql: string): boolean {
-    return this.statements.has(sql)
-  }
-
-  clear(): void {
-    this.statements.clear()
-  }
-}
 
 export interface ServiceSqliteDialectConfig {
   database: SQLite.Database
@@ -120,8 +56,6 @@ export interface ServiceSqliteDialectConfig {
   groupCommit?: { maxTransactions: number }
 }
 
-export const DEFAULT_STATEMENT_CACHE_SIZE = 500
-
 export class ServiceSqliteDialect extends SqliteDialect {
   /** What its driver's group commit has done: for tests and benchmarks. */
   readonly groupCommits: GroupCommitStats = { commits: 0, transactions: 0 }
@@ -139,58 +73,13 @@ export class ServiceSqliteDialect extends SqliteDialect {
   }
 }
 
-/**
- * Writes an integer LIMIT into the SQL (`limit 51`) instead of binding it (`limit ?`).
- *
- * SQLite (3.46 and later) reads a bound LIMIT's value while planning, and so marks the statement to
- * be prepared again whenever that parameter is bound, even to the same value: every run of a
- * cached statement with `limit ?` re-parsed and re-planned it. Measured on the service's own
- * statements inside a transaction: the pay-period check 8.8 µs with `limit ?`, 1.1 µs with
- * `limit 1`; the overlap check 11.1 µs against 1.5 µs. A literal costs one statement text per
- * distinct limit (a page size plus one: at most a few hundred), which the statement cache holds.
- */
-export class LiteralLimitCompiler extends SqliteQueryCompiler {
-  protected override visitLimit(node: LimitNode): void {
-    const limit = node.limit
-    if (ValueNode.is(limit) && Number.isSafeInteger(limit.value)) {
-      this.append(`limit ${limit.value as number}`)
-      return
-    }
-    super.visitLimit(node)
-  }
-}
-
-/** The savepoint each transaction of a group runs in. */
-const MEMBER = 'group_commit_member'
-
-/** Transactions sharing one real transaction: their COMMIT, and what each waits for. */
-interface Group {
-  members: number
-  done: Promise<void>
-  resolve: () => void
-  reject: (error: unknown) => void
-}
-
-export interface GroupCommitStats {
-  /** Real COMMITs of groups, and the transactions they committed. */
-  commits: number
-  transactions: number
-}
-
 export class ServiceSqliteDriver implements Driver {
   private readonly mutex = new Mutex()
   private readonly connection: ServiceSqliteConnection
-  private readonly maxGroup: number
-  /** The file's write lock among this process's connections (none for an in-memory database). */
-  private readonly writeLock: FileWriteLock | undefined
-  /** True from this connection's BEGIN (or write outside a transaction) to the end of it. */
-  private writing = false
-  /** How long SQLite waits for another process's write lock; the same for this process's. */
-  private readonly busyTimeoutMs: number
+  /** None when every transaction commits alone. */
+  private readonly groups: GroupCommit | undefined
+  private readonly writeTurn: WriteTurn
   private checkpointer: Checkpointer | undefined
-  /** The real transaction open on the connection, if any. */
-  private group: Group | undefined
-  private commitScheduled = false
 
   constructor(
     private readonly config: ServiceSqliteDialectConfig,
@@ -199,12 +88,15 @@ export class ServiceSqliteDriver implements Driver {
     this.connection = new ServiceSqliteConnection(
       new StatementCache(config.database, config.statementCacheSize ?? DEFAULT_STATEMENT_CACHE_SIZE),
     )
-    this.maxGroup = config.groupCommit?.maxTransactions ?? 1
-    if (!Number.isInteger(this.maxGroup) || this.maxGroup < 1) {
-      throw new Error('groupCommit.maxTransactions must be a positive integer')
-    }
-    this.writeLock = config.database.memory ? undefined : FileWriteLock.of(config.database.name)
-    this.busyTimeoutMs = config.database.pragma('busy_timeout', { simple: true }) as number
+    this.groups = groupCommit(config.groupCommit, groupCommits, {
+      sql: (text) => this.sql(text),
+      begin: () => this.begin(),
+      stopWriting: () => this.writeTurn.stop(),
+      inTransaction: () => config.database.inTransaction,
+      handOn: () => this.mutex.unlock(),
+      exclusive: (fn) => this.exclusive(fn),
+    })
+    this.writeTurn = new WriteTurn(config.database)
   }
 
   async init(): Promise<void> {
@@ -222,7 +114,7 @@ export class ServiceSqliteDriver implements Driver {
   async exclusive(fn: () => void | Promise<void>): Promise<void> {
     await this.mutex.lock()
     try {
-      this.commitGroup()
+      this.groups?.commitNow()
       await fn()
     } finally {
       this.mutex.unlock()
@@ -247,144 +139,73 @@ export class ServiceSqliteDriver implements Driver {
   run<R>(lease: Lease, query: CompiledQuery): QueryResult<R> | Promise<QueryResult<R>> {
     if (lease.released) throw new Error('the SQLite connection was used after its release')
     if (lease.inTransaction) return this.connection.execute<R>(query)
-    this.commitGroup()
-    if (this.writeLock === undefined || this.connection.readsOnly(query))
-      return this.connection.execute<R>(query)
+    this.groups?.commitNow()
+    if (!this.writeTurn.shared || this.connection.readsOnly(query)) return this.connection.execute<R>(query)
     return this.writingAlone(query)
   }
 
   private async writingAlone<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    await this.startWriting()
+    await this.writeTurn.start()
     try {
       return this.connection.execute<R>(query)
     } finally {
-      this.stopWriting()
+      this.writeTurn.stop()
     }
   }
 
-  /**
-   * Waits for this process's other connections to the file to finish writing, then writes; gives
-   * up as SQLite would have, after busy_timeout, with its error.
-   */
-  private async startWriting(): Promise<void> {
-    await this.writeLock?.lock({
-      ms: this.busyTimeoutMs,
-      error: () =>
-        Object.assign(new Error('database is locked (by another connection of this process)'), {
-          code: 'SQLITE_BUSY',
-        }),
-    })
-    this.writing = true
-  }
-
-  /** After a COMMIT or ROLLBACK: the process's next connection may write, once SQLite agrees. */
-  private stopWriting(): void {
-    if (!this.writing || this.config.database.inTransaction) return
-    this.writing = false
-    this.writeLock?.unlock()
-  }
-
   private async begin(): Promise<void> {
-    await this.startWriting()
+    await this.writeTurn.start()
     try {
       this.sql('begin immediate')
     } catch (error) {
-      this.stopWriting()
+      this.writeTurn.stop()
       throw error
     }
   }
 
   stream<R>(lease: Lease, query: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
     if (lease.released) throw new Error('the SQLite connection was used after its release')
-    if (!lease.inTransaction) this.commitGroup()
+    if (!lease.inTransaction) this.groups?.commitNow()
     return this.connection.streamQuery<R>(query)
   }
 
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
     const lease = connection as Lease
-    if (this.maxGroup === 1) {
-      await this.begin()
-      lease.inTransaction = true
-      return
-    }
-    if (!this.group) {
-      await this.begin()
-      let resolve = () => {}
-      let reject: (error: unknown) => void = () => {}
-      const done = new Promise<void>((res, rej) => {
-        resolve = res
-        reject = rej
-      })
-      // Nobody may be waiting when the group fails as a whole; the members' commits report it.
-      done.catch(() => {})
-      this.group = { members: 0, done, resolve, reject }
-    }
-    this.sql(`savepoint ${MEMBER}`)
+    if (this.groups) await this.groups.begin()
+    else await this.begin()
     lease.inTransaction = true
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
     const lease = connection as Lease
-    if (this.maxGroup === 1) {
-      lease.inTransaction = false
-      try {
-        this.sql('commit')
-      } finally {
-        // A COMMIT that failed may leave the transaction open, for the rollback that follows.
-        this.stopWriting()
-      }
+    if (this.groups) {
+      await this.groups.commit(lease)
       return
     }
-    const group = this.group
-    if (!group || !lease.inTransaction) throw new Error('no transaction to commit')
-    this.sql(`release ${MEMBER}`)
     lease.inTransaction = false
-    group.members++
-    if (group.members >= this.maxGroup) {
-      this.commitGroup()
-      return
+    try {
+      this.sql('commit')
+    } finally {
+      // A COMMIT that failed may leave the transaction open, for the rollback that follows.
+      this.writeTurn.stop()
     }
-    // The COMMIT waits for the event loop's next turn, so that the requests whose data has arrived
-    // meanwhile run their transactions in this one (a transaction here runs without yielding to
-    // other requests: its statements are synchronous). This one is answered only once that COMMIT
-    // is done.
-    await this.afterGroupCommit(lease, group)
-  }
-
-  /**
-   * Hands the connection on (Kysely's release of this lease then changes nothing) and waits for the
-   * group's COMMIT, on the event loop's next turn; fails if it fails.
-   */
-  private async afterGroupCommit(lease: Lease, group: Group): Promise<void> {
-    lease.released = true
-    this.mutex.unlock()
-    this.scheduleGroupCommit()
-    await group.done
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
     const lease = connection as Lease
-    // Not in a transaction any more: its group's COMMIT failed, and the group is rolled back.
+    if (this.groups) {
+      await this.groups.rollback(lease)
+      return
+    }
     if (!lease.inTransaction || lease.released) {
       // A COMMIT that failed may have left the transaction open.
-      if (this.maxGroup === 1 && this.config.database.inTransaction) this.sql('rollback')
-      this.stopWriting()
+      if (this.config.database.inTransaction) this.sql('rollback')
+      this.writeTurn.stop()
       return
     }
-    if (this.maxGroup === 1) {
-      lease.inTransaction = false
-      this.sql('rollback')
-      this.stopWriting()
-      return
-    }
-    // Only this transaction's work is undone; the group's other members keep theirs.
-    const group = this.group
-    this.sql(`rollback to ${MEMBER}`)
-    this.sql(`release ${MEMBER}`)
     lease.inTransaction = false
-    // Why it failed may rest on what the group's earlier members wrote, not committed yet (a 409
-    // naming another request's session): it is answered once that is committed, and fails with it.
-    if (group !== undefined && group.members > 0) await this.afterGroupCommit(lease, group)
+    this.sql('rollback')
+    this.writeTurn.stop()
   }
 
   async savepoint(connection: DatabaseConnection, name: string, _compile: QueryCompiler['compileQuery']) {
@@ -411,8 +232,7 @@ export class ServiceSqliteDriver implements Driver {
     const lease = connection as Lease
     if (lease.released) return
     lease.released = true
-    // A group left open (by a transaction rolled back alone) is committed in its turn.
-    if (this.group) this.scheduleGroupCommit()
+    this.groups?.connectionReleased()
     this.mutex.unlock()
   }
 
@@ -421,46 +241,14 @@ export class ServiceSqliteDriver implements Driver {
     // the database file and removes it.
     await this.checkpointer?.stop()
     try {
-      this.commitGroup()
+      this.groups?.commitNow()
     } catch {
       // Reported to the group's members.
     }
     this.connection.statements.clear()
     this.config.database.close()
-    this.stopWriting()
-    this.writeLock?.connectionClosed()
-  }
-
-  /** COMMITs the open group on the event loop's next turn, after whoever holds the connection. */
-  private scheduleGroupCommit(): void {
-    if (this.commitScheduled) return
-    this.commitScheduled = true
-    setImmediate(() => {
-      this.commitScheduled = false
-      this.exclusive(() => {}).catch(() => {
-        // Reported to the group's members, whose commits fail with it.
-      })
-    })
-  }
-
-  /** COMMITs the open group, if any; its members' commits resolve, or fail with the error. */
-  private commitGroup(): void {
-    const group = this.group
-    if (!group) return
-    this.group = undefined
-    try {
-      this.sql('commit')
-    } catch (error) {
-      // A failed COMMIT can leave the transaction open: end it, so the connection is clean.
-      if (this.config.database.inTransaction) this.sql('rollback')
-      group.reject(error)
-      throw error
-    } finally {
-      this.stopWriting()
-    }
-    this.groupCommits.commits++
-    this.groupCommits.transactions += group.members
-    group.resolve()
+    this.writeTurn.stop()
+    this.writeTurn.connectionClosed()
   }
 
   private sql(text: string): void {
@@ -529,76 +317,5 @@ class ServiceSqliteConnection {
     for (const row of statement.iterate(compiledQuery.parameters as unknown[])) {
       yield { rows: [row as R] }
     }
-  }
-}
-
-/** A lock handed to waiters in turn (first come, first served). */
-class Mutex {
-  private locked = false
-  /** Each waiter takes the lock and says so, or says it gave up waiting. */
-  private readonly waiters: Array<() => boolean> = []
-
-  /** Resolves once the lock is the caller's; with `timeout`, rejects with its error after its ms. */
-  lock(timeout?: { ms: number; error: () => Error }): Promise<void> {
-    if (!this.locked) {
-      this.locked = true
-      return Promise.resolve()
-    }
-    return new Promise((resolve, reject) => {
-      let waiting = true
-      const timer =
-        timeout === undefined
-          ? undefined
-          : setTimeout(() => {
-              waiting = false
-              reject(timeout.error())
-            }, timeout.ms)
-      this.waiters.push(() => {
-        if (!waiting) return false
-        clearTimeout(timer)
-        resolve()
-        return true
-      })
-    })
-  }
-
-  unlock(): void {
-    while (this.waiters.length > 0) if (this.waiters.shift()?.()) return
-    this.locked = false
-  }
-}
-
-/**
- * The write lock of one database file among the connections of this process, taken before SQLite's
- * own. SQLite's lock is made for processes: a connection that finds it taken waits in busy_timeout,
- * synchronously, so a connection of the same process waiting there would stop the event loop, and
- * with it the COMMIT that would free the lock (a group commits on the loop's next turn): both would
- * stall for the whole timeout, then fail with SQLITE_BUSY. So the connections of one process (two
- * apps on one file, as tests run two API processes; a test's own handle beside the app's) wait for
- * one another here, in the event loop, and busy_timeout only ever waits for other processes.
- */
-class FileWriteLock extends Mutex {
-  private static readonly byFile = new Map<string, FileWriteLock>()
-  private connections = 0
-
-  private constructor(private readonly file: string) {
-    super()
-  }
-
-  /** The lock of `file` (as better-sqlite3 was given it), shared by every connection that uses it. */
-  static of(name: string): FileWriteLock {
-    const file = path.resolve(name)
-    let lock = FileWriteLock.byFile.get(file)
-    if (!lock) {
-      lock = new FileWriteLock(file)
-      FileWriteLock.byFile.set(file, lock)
-    }
-    lock.connections++
-    return lock
-  }
-
-  /** A connection closed: once none is left, the file's lock is forgotten. */
-  connectionClosed(): void {
-    if (--this.connections === 0) FileWriteLock.byFile.delete(this.file)
   }
 }
