@@ -21,6 +21,7 @@ import {
   retrieveResource,
   updateResource,
 } from '../shared/resources.js'
+import { type DeviceWithZone, findDevicesWithZone } from './device-zone-read-model.js'
 import { pinPublicKey } from './pin-key.js'
 import {
   type DeviceRow,
@@ -48,7 +49,7 @@ import type {
 
 export { decryptPin } from './pin-key.js'
 
-export type { DeviceRow }
+export type { DeviceRow, DeviceWithZone }
 
 const devices: ResourceStore<DeviceRow, Device> = {
   name: 'device',
@@ -262,10 +263,20 @@ export function resolveDevice(db: Executor, auth: AuthContext, code: string): Pr
 }
 
 /**
- * `device_id` resolved as `resolveDevice` does, through a lookup that may read more with the device
- * in the same statement (a session's create reads its location's zone with it).
+ * `device_id` of a session's create: the device, with its location's time zone read in the same
+ * statement (device-zone-read-model.ts), where `resolveDevice` and then `timeZoneAt` would be two
+ * round trips on PostgreSQL.
  */
-export function resolveDeviceBy<Row extends DeviceRow>(
+export function resolveDeviceWithZone(
+  db: Executor,
+  auth: AuthContext,
+  code: string,
+): Promise<DeviceWithZone> {
+  return resolveDeviceBy(auth, code, (owner) => findDevicesWithZone(db, owner, code))
+}
+
+/** `device_id` resolved as `resolveDevice` does, through a lookup that may read more with the device. */
+function resolveDeviceBy<Row extends DeviceRow>(
   auth: AuthContext,
   code: string,
   lookup: (owner: Owner) => Promise<Row[]>,

@@ -44,6 +44,16 @@ export async function findKeyRowByHash(db: Executor, secretHash: string) {
     .executeTakeFirst()
 }
 
+/** The labels of these keys of an account, as they are now (null: a key without one). */
+export async function findKeyLabels(db: Executor, accountId: string, ids: readonly string[]) {
+  return db
+    .selectFrom('api_keys')
+    .select(['id', 'label'])
+    .where('account_id', '=', accountId)
+    .where('id', 'in', ids)
+    .execute()
+}
+
 /** Revokes the device's keys that are not revoked yet (the key cache forgets them within 5 s). */
 export async function revokeDeviceKeys(db: Executor, deviceId: string, now: number): Promise<void> {
   await db

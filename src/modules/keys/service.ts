@@ -7,6 +7,7 @@ import { newId } from '../../lib/ids.js'
 import { toIsoOrNull } from '../../lib/time.js'
 import {
   findAccountIdByName,
+  findKeyLabels,
   findKeyRowByHash,
   insertAccount,
   insertKeyRow,
@@ -122,6 +123,19 @@ export async function findKeyByHash(db: Executor, secretHash: string): Promise<A
     revokedAt: row.revoked_at,
     deviceId: row.device_id,
   }
+}
+
+/**
+ * The labels these keys of the account have now, by key id (a key without one: null; an id that
+ * names no key, such as the service's own `service`, is absent). What a session's revisions show.
+ */
+export async function keyLabels(
+  db: Executor,
+  accountId: string,
+  ids: readonly string[],
+): Promise<Map<string, string | null>> {
+  if (ids.length === 0) return new Map()
+  return new Map((await findKeyLabels(db, accountId, ids)).map((row) => [row.id, row.label]))
 }
 
 /** A device key as pairing answers it, the only time its secret is shown. */

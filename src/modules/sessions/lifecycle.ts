@@ -7,7 +7,7 @@ import type { Executor, Trx } from '../../db/types.js'
 import { changedFields, previousAttributes } from '../../lib/changes.js'
 import { clock } from '../../lib/clock.js'
 import { calendarDate } from '../../lib/dates.js'
-import { type DeviceRow, resolveDevice, resolveDeviceBy } from '../devices/service.js'
+import { type DeviceRow, resolveDevice, resolveDeviceWithZone } from '../devices/service.js'
 import { recordEvent, recordEvents } from '../events/outbox.js'
 import { resolveLocation, timeZoneAt } from '../locations/service.js'
 import { lockOperatorsById, type OperatorRow, resolveOperator } from '../operators/service.js'
@@ -22,8 +22,6 @@ import {
 import { breaksFromInput, checkBreaks, endOpenBreak, parseBreaks, serializeBreaks } from './breaks.js'
 import { breakMinutesOf } from './hours.js'
 import {
-  type DeviceWithZone,
-  findDevicesWithZone,
   findOpenSession,
   findOverlappingSession,
   findSession,
@@ -264,15 +262,6 @@ async function locationFor(
 ): Promise<string | null | undefined> {
   const location = await namedLocation(trx, auth, input)
   return location ? location.id : location
-}
-
-/**
- * `device_id` of a create: the device, with its location's time zone read in the same statement
- * (`findDevicesWithZone`), where `resolveDevice` and then `timeZoneAt` would be two round trips on
- * PostgreSQL.
- */
-function resolveDeviceWithZone(trx: Trx, auth: AuthContext, code: string): Promise<DeviceWithZone> {
-  return resolveDeviceBy(auth, code, (owner) => findDevicesWithZone(trx, owner, code))
 }
 
 /** A session entered through the API: completed, and flagged `manual_api_entry` for review. */

@@ -2,13 +2,7 @@ import type { Selectable } from 'kysely'
 import type { AuthContext } from '../../core/identity.js'
 import { compiled, compiledInsert } from '../../db/compiled.js'
 import { indexedConstant, supportsRowLocks } from '../../db/connection.js'
-import {
-  type DevicesTable,
-  type ReviewStatus,
-  type SessionRevisionsTable,
-  type SessionsTable,
-  toFlag,
-} from '../../db/schema.js'
+import { type ReviewStatus, type SessionRevisionsTable, type SessionsTable, toFlag } from '../../db/schema.js'
 import { type Owner, ownedBy, ownedRowFinder } from '../../db/scope.js'
 import type { Executor, Trx } from '../../db/types.js'
 import { clock } from '../../lib/clock.js'
@@ -195,34 +189,6 @@ export async function findOpenSessionsCheckedInBefore(db: Executor, before: numb
 }
 
 export const findSession = ownedRowFinder('sessions', { undeleted: true })
-
-/** A device as a create reads it: the row, and the time zone of its location (null: none). */
-export type DeviceWithZone = Selectable<DevicesTable> & { location_timezone: string | null }
-
-/**
- * The owner's device with this code, and its location's time zone in the same statement: a create
- * needs both (the zone fixes the work date), and on PostgreSQL two statements are two round trips.
- * The location is the device's own account's and mode's, as `timeZoneAt` reads it.
- */
-const devicesWithZone = compiled((db, p: Owner & { code: string }) =>
-  db
-    .selectFrom('devices as d')
-    .leftJoin('locations as l', (join) =>
-      join
-        .onRef('l.id', '=', 'd.location_id')
-        .onRef('l.account_id', '=', 'd.account_id')
-        .onRef('l.livemode', '=', 'd.livemode'),
-    )
-    .selectAll('d')
-    .select('l.timezone as location_timezone')
-    .where('d.account_id', '=', p.account_id)
-    .where('d.livemode', '=', p.livemode)
-    .where('d.code', '=', p.code),
-)
-
-export function findDevicesWithZone(db: Executor, owner: Owner, code: string): Promise<DeviceWithZone[]> {
-  return devicesWithZone.rows(db, { ...owner, code })
-}
 
 export async function findOpenSession(trx: Trx, auth: AuthContext, operatorId: string) {
   return visible(trx, auth)
@@ -467,6 +433,7 @@ const insertRevisionRow = compiledInsert('session_revisions', {
   after: true,
 })
 
+/** A page of a session's revisions, newest first (their keys' labels are the keys module's). */
 export async function listRevisionRows(
   db: Executor,
   auth: AuthContext,
@@ -474,20 +441,14 @@ export async function listRevisionRows(
   beforeId: string | undefined,
   take: number,
 ) {
-  // The key's label as it is now, joined in the page's one query (a key of the revision's own
-  // account); the service's own changes (`key_id` `service`) match no key.
   return db
-    .selectFrom('session_revisions as r')
-    .leftJoin('api_keys as k', (join) =>
-      join.onRef('k.id', '=', 'r.key_id').onRef('k.account_id', '=', 'r.account_id'),
-    )
-    .selectAll('r')
-    .select('k.label as key_label')
-    .where('r.account_id', '=', auth.accountId)
-    .where('r.livemode', '=', toFlag(auth.livemode))
-    .where('r.session_id', '=', sessionId)
-    .$if(beforeId !== undefined, (q) => q.where('r.id', '<', beforeId ?? ''))
-    .orderBy('r.id', 'desc')
+    .selectFrom('session_revisions')
+    .selectAll()
+    .where('account_id', '=', auth.accountId)
+    .where('livemode', '=', toFlag(auth.livemode))
+    .where('session_id', '=', sessionId)
+    .$if(beforeId !== undefined, (q) => q.where('id', '<', beforeId ?? ''))
+    .orderBy('id', 'desc')
     .limit(take)
     .execute()
 }

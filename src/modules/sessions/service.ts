@@ -2,8 +2,9 @@ import { errors } from '../../core/errors.js'
 import type { AuthContext } from '../../core/identity.js'
 import { instantOf } from '../../core/instants.js'
 import type { Executor } from '../../db/types.js'
+import { keyLabels } from '../keys/service.js'
 import { findNamedOperator } from '../operators/service.js'
-import { listService, retrieveResource } from '../shared/resources.js'
+import { retrieveResource } from '../shared/resources.js'
 import { sessions } from './lifecycle.js'
 import {
   listRevisionRows,
@@ -16,7 +17,7 @@ import {
   toSession,
   type WorkDateKey,
 } from './repository.js'
-import type { ListSessionsQuery, Session } from './schemas.js'
+import type { ListSessionsQuery, Session, SessionRevision } from './schemas.js'
 
 export type { StoredBreak } from '../../db/schema.js'
 /** The open sessions' count, read by the metrics gauge `sessions_open`. */
@@ -67,5 +68,18 @@ export async function assertSessionEverExisted(db: Executor, auth: AuthContext, 
   if (!(await sessionEverExisted(db, auth, id))) throw errors.notFound('session', id)
 }
 
-/** A page of a session's revisions, newest first (the keyset query's filter is the session's id). */
-export const listRevisions = listService(listRevisionRows, toRevision)
+/**
+ * A page of a session's revisions, newest first (the keyset query's filter is the session's id),
+ * each with the label its key has now (keys' service; a second statement, for a page that has any).
+ */
+export async function listRevisions(
+  db: Executor,
+  auth: AuthContext,
+  sessionId: string,
+  beforeId: string | undefined,
+  take: number,
+): Promise<SessionRevision[]> {
+  const rows = await listRevisionRows(db, auth, sessionId, beforeId, take)
+  const labels = await keyLabels(db, auth.accountId, [...new Set(rows.map((row) => row.key_id))])
+  return rows.map((row) => toRevision({ ...row, key_label: labels.get(row.key_id) ?? null }))
+}
