@@ -24,7 +24,6 @@ import {
   insertOperator,
   listOperatorRows,
   lockOperatorRows,
-  lockOperatorsNamed as lockOperatorRowsNamed,
   type OperatorRow,
   resetPinFailures,
   toOperator,
@@ -32,6 +31,11 @@ import {
 } from './repository.js'
 import type { CreateOperatorBody, Operator, UpdateOperatorBody } from './schemas.js'
 
+/**
+ * The operators a batch of scans names by id or ident, locked as `lockOperatorsById` locks them (in
+ * id order, read under the lock), in one statement.
+ */
+export { lockOperatorsNamed } from './repository.js'
 export type { OperatorRow }
 
 const operators: ResourceStore<OperatorRow, Operator> = {
@@ -195,19 +199,6 @@ export function lockOperatorsById(
   ids: readonly string[],
 ): Promise<OperatorRow[]> {
   return lockOperatorRows(trx, auth, ids)
-}
-
-/**
- * The caller's operators with any of these ids or idents, locked as `lockOperatorsById` locks them
- * (in id order, read under the lock): the operators a batch of scans names, in one statement.
- */
-export function lockOperatorsNamed(
-  trx: Trx,
-  auth: AuthContext,
-  ids: readonly string[],
-  idents: readonly string[],
-): Promise<OperatorRow[]> {
-  return lockOperatorRowsNamed(trx, auth, ids, idents)
 }
 
 /** Wrong PINs in a row that lock an operator's PIN scans, and for how long. */

@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox'
 import { paginationQuery, Timestamp } from '../../core/schemas.js'
+import { SCAN_FLAG_REASONS, type ScanFlagReason } from '../sessions/scan-decision.js'
 
 const direction = Type.Union(
   [
@@ -24,20 +25,8 @@ const result = () =>
     Type.Literal('flagged'),
   ])
 
-export const SCAN_FLAG_REASONS = [
-  'duplicate_scan',
-  'inactive_operator',
-  'no_open_session',
-  'already_checked_in',
-  'invalid_time_range',
-  'max_shift_exceeded',
-  'period_closed',
-  'out_of_order',
-  'no_open_break',
-  'break_in_progress',
-  'too_many_breaks',
-] as const
-export type ScanFlagReason = (typeof SCAN_FLAG_REASONS)[number]
+// The reasons are the scan decision's, which the sessions module owns (sessions/scan-decision.ts).
+export { SCAN_FLAG_REASONS, type ScanFlagReason }
 
 export const Scan = Type.Object(
   {

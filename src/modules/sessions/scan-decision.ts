@@ -1,5 +1,5 @@
 import type { StoredBreak } from '../../db/schema.js'
-import { type BreakScanReason, endsAfterBreaks, parseBreaks, scanBreak } from './breaks.js'
+import { endsAfterBreaks, parseBreaks, scanBreak } from './breaks.js'
 
 /**
  * What a scan does to its operator's sessions, decided once, here, for `POST /v1/scans` and for every
@@ -21,16 +21,22 @@ export const DUPLICATE_WINDOW_MS = 60_000
 
 export type ScanDirection = 'auto' | 'in' | 'out' | 'break_start' | 'break_end'
 
-export type ScanFlagReason =
-  | 'duplicate_scan'
-  | 'inactive_operator'
-  | 'no_open_session'
-  | 'already_checked_in'
-  | 'invalid_time_range'
-  | 'max_shift_exceeded'
-  | 'period_closed'
-  | 'out_of_order'
-  | BreakScanReason
+/** Why a flagged scan changed nothing: the decision's reasons, which a scan's `flag_reason` lists (scans/schemas.ts). */
+export const SCAN_FLAG_REASONS = [
+  'duplicate_scan',
+  'inactive_operator',
+  'no_open_session',
+  'already_checked_in',
+  'invalid_time_range',
+  'max_shift_exceeded',
+  'period_closed',
+  'out_of_order',
+  'no_open_break',
+  'break_in_progress',
+  'too_many_breaks',
+] as const
+/** Every reason of the break rules (breaks.ts, `BreakScanReason`) is one of them: the compiler checks `flag(change.reason)`. */
+export type ScanFlagReason = (typeof SCAN_FLAG_REASONS)[number]
 
 /** What the decision reads of an open session. */
 export type OpenSession = { id: string; check_in_at: number; work_date: string; breaks: string }
