@@ -148,7 +148,7 @@ async function applyPrepared(
   await reads.insert(row)
   const scan = toScan(row)
   await recordEvent(trx, auth, `scan.${applied.result}`, scan)
-  await applied.complete()
+  if (applied.complete) await applied.complete()
   return scan
 }
 

@@ -54,7 +54,7 @@ export interface ScanToApply {
   acceptedScanNear(): Promise<number | null>
 }
 
-/** What a scan did, for its row; `complete` makes the session's change that follows the scan's row. */
+/** What a scan did, for its row; `complete`, if any, makes the session's change that follows the scan's row. */
 export interface AppliedScan {
   result: ScanOutcome['result']
   flagReason: ScanFlagReason | null
@@ -63,10 +63,10 @@ export interface AppliedScan {
   /**
    * A check-out's or a break's change to the session, run once the scan's row and event are
    * written, so a receiver reads `scan.checked_out` (or the break's scan event), then the
-   * `session.completed` (`session.updated`) it caused. A check-in's session is written before: the
-   * scan's row names it.
+   * `session.completed` (`session.updated`) it caused. None for a check-in, whose session is written
+   * before (the scan's row names it), nor for a flag.
    */
-  complete(): Promise<void>
+  complete?: () => Promise<void>
 }
 
 /** What the decision asks of sessions, locations and pay periods. */
@@ -130,8 +130,6 @@ async function applyWith(
   }
 }
 
-const nothingMore = async () => undefined
-
 async function applyOutcome(
   trx: Trx,
   auth: AuthContext,
@@ -144,12 +142,11 @@ async function applyOutcome(
         result: 'flagged',
         flagReason: outcome.reason,
         sessionId: outcome.sessionId ?? null,
-        complete: nothingMore,
       }
     case 'checked_in': {
       const { operator, device, at } = scan
       const session = await checkIn(trx, auth, { operator, device, at, workDate: outcome.workDate })
-      return { result: 'checked_in', flagReason: null, sessionId: session.id, complete: nothingMore }
+      return { result: 'checked_in', flagReason: null, sessionId: session.id }
     }
     case 'checked_out':
       return {
