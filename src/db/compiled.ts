@@ -33,7 +33,7 @@ import type { Dialect, Executor, Trx } from './types.js'
  * Parameters may also be a list of rows of a fixed length (`p[0].id`: see `compiledInsertRows`).
  *
  * One exception, made here: on SQLite a LIMIT is written into the SQL text (see
- * `LiteralLimitCompiler` in sqlite/driver.ts), so a query whose LIMIT is a parameter is built once
+ * `LiteralLimitCompiler` in sqlite/literal-limit-compiler.ts), so a query whose LIMIT is a parameter is built once
  * per distinct limit there (a page size plus one), each kept like any other template.
  */
 export interface CompiledStatement<P, R> {
