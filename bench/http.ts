@@ -362,7 +362,7 @@ async function load(target: Target, kind: Kind, how: { seconds: number } | { amo
   const samples: string[] = []
   const pid = target.child.proc.pid
   const ticksBefore = pid === undefined ? Number.NaN : cpuTicks(pid)
-  const postgresBefore = DATABASE === 'postgres' ? postgresCpuTicks() : Number.NaN
+  const postgresBefore = DATABASE === 'postgres' ? postgresCpuTicks() : undefined
   const result = await autocannon({
     url: baseUrl(target),
     connections: CONNECTIONS,
@@ -382,8 +382,9 @@ async function load(target: Target, kind: Kind, how: { seconds: number } | { amo
       pid === undefined || !fs.existsSync(`/proc/${pid}/stat`)
         ? Number.NaN
         : ((cpuTicks(pid) - ticksBefore) * MS_PER_TICK) / Math.max(1, result['2xx']),
-    postgresCpuMsPerRequest:
-      ((postgresCpuTicks() - postgresBefore) * MS_PER_TICK) / Math.max(1, result['2xx']),
+    postgresCpuMsPerRequest: postgresBefore
+      ? (postgresTicksSince(postgresBefore) * MS_PER_TICK) / Math.max(1, result['2xx'])
+      : Number.NaN,
     p50: result.latency.p50,
     p99: result.latency.p99,
     statuses,
@@ -420,23 +421,35 @@ function cpuTicks(pid: number): number {
 }
 
 /**
- * CPU ticks of every process named `postgres` (the server: its backends, WAL writer, checkpointer),
- * NaN without /proc. A backend that exits between two readings takes its ticks with it: the pools
- * of both stacks keep their connections for the run.
+ * CPU ticks of each process named `postgres` (the server: its backends, WAL writer, checkpointer),
+ * by pid; empty without /proc.
  */
-function postgresCpuTicks(): number {
-  if (!fs.existsSync('/proc/self/stat')) return Number.NaN
-  let total = 0
+function postgresCpuTicks(): Map<number, number> {
+  const ticks = new Map<number, number>()
+  if (!fs.existsSync('/proc/self/stat')) return ticks
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue
     try {
-      if (fs.readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres')
-        total += cpuTicks(Number(entry))
+      if (fs.readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') {
+        ticks.set(Number(entry), cpuTicks(Number(entry)))
+      }
     } catch {
       // gone meanwhile
     }
   }
-  return total
+  return ticks
+}
+
+/**
+ * The ticks the server's processes used from `before` to now, process by process: a backend that
+ * exited meanwhile (a pool closing an idle connection of the other stack) must not take its whole
+ * life's ticks off the sum, and one that started counts from zero. NaN without /proc.
+ */
+function postgresTicksSince(before: Map<number, number>): number {
+  if (!fs.existsSync('/proc/self/stat')) return Number.NaN
+  let used = 0
+  for (const [pid, ticks] of postgresCpuTicks()) used += ticks - (before.get(pid) ?? 0)
+  return used
 }
 
 async function waitQuiet(targets: Target[], timeoutMs = 15_000): Promise<void> {

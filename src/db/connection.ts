@@ -4,6 +4,7 @@ import { PostgresAdapter, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
 import { signallingKysely } from './commit-signals.js'
 import { holdingWritesDialect } from './held-writes.js'
+import { namingPreparedStatements } from './postgres-prepared.js'
 import { PostgresSignals } from './postgres-signals.js'
 import { SQLite } from './sqlite/addon.js'
 import { type GroupCommitStats, ServiceSqliteDialect } from './sqlite/driver.js'
@@ -52,7 +53,7 @@ export function openDatabase(url: string, options: OpenOptions = {}): DatabaseHa
   }
   const pool = postgresPool(url)
   // Connections that can hold a transaction's writes for its next statement (held-writes.ts).
-  const dialect = holdingWritesDialect(new PostgresDialect({ pool }))
+  const dialect = holdingWritesDialect(new PostgresDialect({ pool: namingPreparedStatements(pool) }))
   return { db: signallingKysely(dialect, new PostgresSignals(url, pool)) }
 }
 

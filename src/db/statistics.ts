@@ -3,8 +3,6 @@ import { Repeating } from '../lib/repeating.js'
 import { supportsRowLocks } from './connection.js'
 import type { Db } from './types.js'
 
-/** Rows a table needs before its first statistics say anything. */
-const MIN_ROWS = 1000
 const CHECK_EVERY_MS = 1000
 
 /**
@@ -21,7 +19,16 @@ const CHECK_EVERY_MS = 1000
  *   account's whole table: 2.7 ms at 6,400 sessions and growing with them, against 0.04 ms through
  *   `sessions_operator_check_in` once analysed (docs/performance.md).
  */
-const TABLES = ['events', 'webhook_deliveries', 'sessions'] as const
+/**
+ * - `operators`: without statistics PostgreSQL took `operators_active` (account, mode, is_active, id)
+ *   for the look-up by ident that every create and scan locks, and filtered the account's operators:
+ *   157 shared blocks a create at 200 operators, against 3 through `operators_ident` once analysed
+ *   (pg_stat_statements under `BENCH_PG_STATEMENTS=1 npm run bench:http`, docs/performance.md). A
+ *   plant's roster is small, so its first statistics come at fewer rows.
+ *
+ * Each with the rows it needs before its first statistics say anything.
+ */
+const TABLES = { events: 1000, webhook_deliveries: 1000, sessions: 1000, operators: 100 } as const
 
 /**
  * Gives the TABLES their first planner statistics as soon as they have rows (PostgreSQL; SQLite
@@ -74,10 +81,12 @@ export class FirstStatistics {
                  or pg_stat_get_last_autoanalyze_time(c.oid) is not null as analyzed,
                pg_stat_get_live_tuples(c.oid) + pg_stat_get_dead_tuples(c.oid) as tuples
         from pg_class c
-        where c.oid in (${sql.join(TABLES.map((table) => sql`to_regclass(${table})`))})`.execute(this.db)
+        where c.oid in (${sql.join(Object.keys(TABLES).map((table) => sql`to_regclass(${table})`))})`.execute(
+        this.db,
+      )
       this.done = rows.length > 0 && rows.every((table) => table.analyzed)
       for (const table of rows) {
-        if (!table.analyzed && Number(table.tuples) >= MIN_ROWS)
+        if (!table.analyzed && Number(table.tuples) >= TABLES[table.name as keyof typeof TABLES])
           await sql`analyze ${sql.table(table.name)}`.execute(this.db)
       }
     } catch (error) {

@@ -23,7 +23,11 @@ export async function statementsDuring(run: () => Promise<unknown>): Promise<Sen
     this: pg.Client,
     ...args: unknown[]
   ) {
-    const sql = String(args[0])
+    // Kysely's statements come as text and values, or as a named statement (postgres-prepared.ts).
+    const sql =
+      typeof args[0] === 'object' && args[0] !== null
+        ? String((args[0] as { text: unknown }).text)
+        : String(args[0])
     const before = awaiting.get(this) ?? 0
     if (!sql.includes('pg_notify(')) sent.push({ sql, behind: before > 0 })
     const answer = (send as (...a: unknown[]) => Promise<unknown> | undefined).apply(this, args)

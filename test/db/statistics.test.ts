@@ -26,7 +26,7 @@ describe.runIf(dialect === 'postgres')('planner statistics on PostgreSQL', () =>
     const { rows } = await sql<{ relname: string; analyzed: boolean }>`
       select relname, last_analyze is not null or last_autoanalyze is not null as analyzed
       from pg_stat_user_tables
-      where schemaname = current_schema() and relname in ('events', 'webhook_deliveries', 'sessions')
+      where schemaname = current_schema() and relname in ('events', 'webhook_deliveries', 'sessions', 'operators')
       order by relname`.execute(database)
     return Object.fromEntries(rows.map((r) => [r.relname, r.analyzed]))
   }
@@ -94,10 +94,20 @@ describe.runIf(dialect === 'postgres')('planner statistics on PostgreSQL', () =>
       insert into events (id, account_id, livemode, type, created_at, payload)
       select 'evt_' || lpad(i::text, 26, '0'), 'acct_stats', 0, 'operator.created', i, '{}'
       from generate_series(1, 1500) as i`.execute(db)
-    expect(await analyzed()).toEqual({ events: false, sessions: false, webhook_deliveries: false })
+    expect(await analyzed()).toEqual({
+      events: false,
+      operators: false,
+      sessions: false,
+      webhook_deliveries: false,
+    })
 
     await checkUntilAnalyzed(statistics, 'events')
-    expect(await analyzed()).toEqual({ events: true, sessions: false, webhook_deliveries: false })
+    expect(await analyzed()).toEqual({
+      events: true,
+      operators: false,
+      sessions: false,
+      webhook_deliveries: false,
+    })
     expect(errors).toEqual([])
   })
 
@@ -125,6 +135,45 @@ describe.runIf(dialect === 'postgres')('planner statistics on PostgreSQL', () =>
     const plan = rows.map((row) => row['QUERY PLAN']).join('\n')
     expect(plan).toMatch(/Index Scan using sessions_operator_check_in/)
     expect(plan).toMatch(/Index Cond: .*operator_id = .*check_in_at </)
+  })
+
+  it('operators get theirs at 100 rows, and the look-up by ident every create locks then uses its unique index', async () => {
+    const errors: unknown[] = []
+    const statistics = new FirstStatistics(db, (error) => errors.push(error))
+    const lookUp = sql<{ 'QUERY PLAN': string }>`explain select * from operators
+      where account_id = ${'acct_stats'} and livemode = ${0} and ident = ${'OP-0042'} for update`
+    const insertOperators = (from: number, to: number) =>
+      sql`
+      insert into operators (id, account_id, livemode, ident, is_active, created_at, updated_at)
+      select 'op_' || lpad(i::text, 26, '0'), 'acct_stats', 0, 'OP-' || lpad(i::text, 4, '0'), 1, i, i
+      from generate_series(${from}::int, ${to}::int) as i`.execute(db)
+    const operatorsAnalyzed = async () =>
+      (
+        await sql<{ analyzed: boolean }>`select last_analyze is not null as analyzed from pg_stat_user_tables
+          where schemaname = current_schema() and relname = 'operators'`.execute(db)
+      ).rows[0]?.analyzed
+
+    await insertOperators(1, 99)
+    // The row counts reach the statistics functions within about a second of the commit: wait for
+    // them, then check that 99 rows are not enough.
+    await waitUntil(
+      async () =>
+        Number(
+          (await sql<{ n: string }>`select pg_stat_get_live_tuples('operators'::regclass) as n`.execute(db))
+            .rows[0]?.n,
+        ),
+      (n) => n === 99,
+      { everyMs: 100 },
+    )
+    await statistics.check()
+    expect(await operatorsAnalyzed()).toBe(false)
+
+    await insertOperators(100, 299)
+    await checkUntilAnalyzed(statistics, 'operators')
+    const plan = (await lookUp.execute(db)).rows.map((row) => row['QUERY PLAN']).join('\n')
+    expect(plan).toMatch(/Index Scan using operators_ident/)
+    expect(plan).toMatch(/Index Cond: .*ident = /)
+    expect(errors).toEqual([])
   })
 
   it('are analysed by the inline background work of a running service, with no request needed', async () => {
