@@ -32,9 +32,9 @@ import type { Dialect, Executor, Trx } from './types.js'
  * first run of each template checks this (`StatementCheck`).
  * Parameters may also be a list of rows of a fixed length (`p[0].id`: see `compiledInsertRows`).
  *
- * One exception, made here: on SQLite a LIMIT is written into the SQL text (see
- * `LiteralLimitCompiler` in sqlite/literal-limit-compiler.ts), so a query whose LIMIT is a parameter is built once
- * per distinct limit there (a page size plus one), each kept like any other template.
+ * One exception, made here: a LIMIT is written into the SQL text (literal-limit-compiler.ts), so a
+ * query whose LIMIT is a parameter is built once per distinct limit (a page size plus one), each kept
+ * like any other template.
  */
 export interface CompiledStatement<P, R> {
   /** All rows. */
@@ -62,10 +62,13 @@ function rowStandIns(row: number): Record<string, Parameter> {
   })
 }
 
+const dialectOf = (db: Executor) =>
+  db.getExecutor().adapter instanceof SqliteAdapter ? 'sqlite' : 'postgres'
+
 /** A property name that is a row's index: parameters given as a list of rows. */
 const ROW_INDEX = /^\d+$/
 
-/** Limits remembered per query on SQLite; a limit beyond them is built again at each run. */
+/** Limits remembered per query; a limit beyond them is built again at each run. */
 const MAX_LIMIT_VARIANTS = 512
 
 /** The parameter a SELECT's LIMIT is bound to, if it is one. */
@@ -130,10 +133,10 @@ export function compiled<P extends object, R>(
   checks.push(check)
   // One template per dialect: SQLite and PostgreSQL write placeholders and quotes differently.
   const templates = new Map<unknown, Template>()
-  // On SQLite, when the LIMIT is a parameter: its name, and one template per limit value.
-  let sqliteLimit: { name: string; templates: Map<unknown, Template> } | undefined
+  // When the LIMIT is a parameter: its name, and one template per dialect and limit value.
+  let literalLimit: { name: string; templates: Map<string, Template> } | undefined
 
-  /** Built with stand-ins for the parameters, except `literal` (SQLite's LIMIT), given its value. */
+  /** Built with stand-ins for the parameters, except `literal` (the LIMIT), given its value. */
   const make = (db: Executor, literal?: { name: string; value: unknown }): Template => {
     const standIns = new Proxy({} as P, {
       get: (_target, name) => {
@@ -157,7 +160,7 @@ export function compiled<P extends object, R>(
   /** The first run of a template: the query Kysely builds from the real values must be the same. */
   const confirm = (db: Executor, made: Template, params: P, parameters: unknown[]): void => {
     const real = build(db, params).compile()
-    const dialect = db.getExecutor().adapter instanceof SqliteAdapter ? 'sqlite' : 'postgres'
+    const dialect = dialectOf(db)
     if (real.sql !== made.sql || !isDeepStrictEqual(real.parameters, parameters)) {
       check.mismatch =
         `${dialect}: the template ran ${made.sql} with ${JSON.stringify(parameters)}, ` +
@@ -171,24 +174,25 @@ export function compiled<P extends object, R>(
   }
 
   const template = (db: Executor, params: P): Template => {
-    const adapter = db.getExecutor().adapter
-    if (sqliteLimit && adapter instanceof SqliteAdapter) {
-      const value = (params as Record<string, unknown>)[sqliteLimit.name]
-      const known = sqliteLimit.templates.get(value)
+    const adapter = db.getExecutor().adapter.constructor
+    if (literalLimit) {
+      const value = (params as Record<string, unknown>)[literalLimit.name]
+      const key = `${dialectOf(db)}:${String(value)}`
+      const known = literalLimit.templates.get(key)
       if (known) return known
-      const made = make(db, { name: sqliteLimit.name, value })
-      if (sqliteLimit.templates.size < MAX_LIMIT_VARIANTS) sqliteLimit.templates.set(value, made)
+      const made = make(db, { name: literalLimit.name, value })
+      if (literalLimit.templates.size < MAX_LIMIT_VARIANTS) literalLimit.templates.set(key, made)
       return made
     }
-    const known = templates.get(adapter.constructor)
+    const known = templates.get(adapter)
     if (known) return known
     const made = make(db)
     const limitName = limitParameter(made.query)
-    if (limitName !== undefined && adapter instanceof SqliteAdapter) {
-      sqliteLimit = { name: limitName, templates: new Map() }
+    if (limitName !== undefined) {
+      literalLimit = { name: limitName, templates: new Map() }
       return template(db, params)
     }
-    templates.set(adapter.constructor, made)
+    templates.set(adapter, made)
     return made
   }
 

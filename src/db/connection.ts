@@ -1,9 +1,10 @@
 import fs from 'node:fs'
 import path from 'node:path'
-import { PostgresAdapter, PostgresDialect, sql } from 'kysely'
+import { PostgresAdapter, PostgresDialect, type QueryCompiler, sql } from 'kysely'
 import pg from 'pg'
 import { signallingKysely } from './commit-signals.js'
 import { holdingWritesDialect } from './held-writes.js'
+import { PostgresLiteralLimitCompiler } from './literal-limit-compiler.js'
 import { namingPreparedStatements } from './postgres-prepared.js'
 import { PostgresSignals } from './postgres-signals.js'
 import { SQLite } from './sqlite/addon.js'
@@ -53,7 +54,9 @@ export function openDatabase(url: string, options: OpenOptions = {}): DatabaseHa
   }
   const pool = postgresPool(url)
   // Connections that can hold a transaction's writes for its next statement (held-writes.ts).
-  const dialect = holdingWritesDialect(new PostgresDialect({ pool: namingPreparedStatements(pool) }))
+  const dialect = holdingWritesDialect(
+    new PostgresLiteralLimitDialect({ pool: namingPreparedStatements(pool) }),
+  )
   return { db: signallingKysely(dialect, new PostgresSignals(url, pool)) }
 }
 
@@ -87,6 +90,13 @@ function sqliteDialect(url: string, options: OpenOptions): ServiceSqliteDialect 
         ? undefined
         : { file, onError: (error) => process.emitWarning(`SQLite checkpoint: ${String(error)}`) },
   })
+}
+
+/** PostgreSQL's dialect with LIMITs written into the SQL (literal-limit-compiler.ts says why). */
+class PostgresLiteralLimitDialect extends PostgresDialect {
+  override createQueryCompiler(): QueryCompiler {
+    return new PostgresLiteralLimitCompiler()
+  }
 }
 
 function postgresPool(url: string): pg.Pool {

@@ -29,6 +29,28 @@ describe.runIf(dialect === 'postgres')('named prepared statements on PostgreSQL'
     })
   })
 
+  it('writes a LIMIT into the statement, so that PostgreSQL keeps its generic plan after the first runs', async () => {
+    await db.connection().execute(async (connection) => {
+      const page = () =>
+        connection
+          .selectFrom('sessions')
+          .selectAll()
+          .where('account_id', '=', 'acct_prepared')
+          .where('livemode', '=', 0)
+          .where('deleted_at', 'is', null)
+          .where('id', '<', '~')
+          .orderBy('id', 'desc')
+          .limit(51)
+      expect(page().compile().sql).toMatch(/ limit 51$/)
+      for (let run = 0; run < 8; run++) await page().execute()
+      const { rows } = await sql<{ generic_plans: number; custom_plans: number }>`
+        select generic_plans, custom_plans from pg_prepared_statements
+        where statement = ${page().compile().sql}`.execute(connection)
+      // PostgreSQL plans the first five runs with their values, then compares: the generic plan won.
+      expect(rows).toEqual([{ generic_plans: 3, custom_plans: 5 }])
+    })
+  })
+
   it('sends what has no parameters as it is, unprepared', async () => {
     await db.connection().execute(async (connection) => {
       await sql`select 1 as one`.execute(connection)

@@ -8,10 +8,10 @@ import {
   SelectQueryNode,
   SqliteDialect,
 } from 'kysely'
+import { SqliteLiteralLimitCompiler } from '../literal-limit-compiler.js'
 import type { GuardedConnection } from '../types.js'
 import { Checkpointer, type CheckpointerOptions } from './checkpointer.js'
 import { type GroupCommit, type GroupCommitStats, groupCommit } from './group-commit.js'
-import { LiteralLimitCompiler } from './literal-limit-compiler.js'
 import { Mutex, WriteTurn } from './locks.js'
 import { DEFAULT_STATEMENT_CACHE_SIZE, StatementCache } from './statement-cache.js'
 
@@ -32,7 +32,7 @@ export type { GroupCommitStats } from './group-commit.js'
  * it is otherwise Kysely's: one connection, handed to one caller at a time. It also commits in
  * groups (`groupCommit`, group-commit.ts).
  *
- * The dialect also writes LIMITs into the SQL text (`LiteralLimitCompiler`, literal-limit-compiler.ts).
+ * The dialect also writes LIMITs into the SQL text (`SqliteLiteralLimitCompiler`, ../literal-limit-compiler.ts).
  */
 
 export interface ServiceSqliteDialectConfig {
@@ -69,7 +69,7 @@ export class ServiceSqliteDialect extends SqliteDialect {
   }
 
   override createQueryCompiler(): QueryCompiler {
-    return new LiteralLimitCompiler()
+    return new SqliteLiteralLimitCompiler()
   }
 }
 
