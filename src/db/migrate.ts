@@ -45,7 +45,51 @@ const migrations: Record<string, Migration> = {
   '016_location_locale': m016,
 }
 
-const provider: MigrationProvider = { getMigrations: async () => migrations }
+/**
+ * This release's migrations, and a stand-in for each migration the database ran that this release
+ * does not know: a newer release's, in a rolling upgrade or after a rollback (docs/operations.md,
+ * "Upgrades and rollbacks"). Kysely refuses to migrate when a migration it ran is missing from its
+ * list ("corrupted migrations"), which made every older process that restarted fail to start. A
+ * newer release's migrations only expand the schema (the contract), so this release works beside
+ * them; a stand-in is never run (the database ran it), and refuses if it ever were.
+ */
+function withNewerReleases(ran: readonly string[]): MigrationProvider {
+  const newer = ran.filter((name) => !(name in migrations))
+  const standIns = Object.fromEntries(
+    newer.map((name): [string, Migration] => [
+      name,
+      {
+        up: async () => {
+          throw new Error(`migration ${name} is a newer release's: this release cannot run it`)
+        },
+      },
+    ]),
+  )
+  return { getMigrations: async () => ({ ...migrations, ...standIns }) }
+}
+
+/** The migrations the database has run, by name; none when it has no migration table yet. */
+async function ranMigrations(db: Db): Promise<string[]> {
+  try {
+    // Unqualified: on PostgreSQL the table is in the connection's own schema, the first of its
+    // search_path (migrateToLatest pins it there).
+    const { rows } = await sql<{
+      name: string
+    }>`select name from ${sql.table(DEFAULT_MIGRATION_TABLE)}`.execute(db)
+    return rows.map((row) => row.name)
+  } catch (error) {
+    if (await hasMigrationTable(db)) throw error
+    return []
+  }
+}
+
+async function hasMigrationTable(db: Db): Promise<boolean> {
+  const tables = await db.introspection.getTables()
+  return tables.some((table) => table.name === DEFAULT_MIGRATION_TABLE)
+}
+
+/** Kysely's refusal when the database ran a migration its list lacks. */
+const MISSING_MIGRATION = /^corrupted migrations: previously executed migration .+ is missing$/
 
 /** Brings the schema up to date; safe to run from several processes (Kysely takes a lock). */
 export async function migrateToLatest(db: Db): Promise<string[]> {
@@ -55,8 +99,29 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
   const migrationTableSchema = supportsRowLocks(db)
     ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
     : undefined
+  const migrationDb = migrationTableSchema ? withIntrospectionOf(db, migrationTableSchema) : db
+  // The names are read before Kysely takes its lock: a newer process that migrates in between makes
+  // the run fail as "missing", and it is tried again with that name known.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await migrateWith(
+        migrationDb,
+        withNewerReleases(await ranMigrations(migrationDb)),
+        migrationTableSchema,
+      )
+    } catch (error) {
+      if (attempt >= 3 || !(error instanceof Error) || !MISSING_MIGRATION.test(error.message)) throw error
+    }
+  }
+}
+
+async function migrateWith(
+  db: Db,
+  provider: MigrationProvider,
+  migrationTableSchema: string | undefined,
+): Promise<string[]> {
   const migrator = new Migrator({
-    db: migrationTableSchema ? withIntrospectionOf(db, migrationTableSchema) : db,
+    db,
     provider,
     // Branches add migrations side by side (005 and 006 touch different tables): a database that ran
     // one must still accept the other, whichever number it has.

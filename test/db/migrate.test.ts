@@ -1,11 +1,11 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
-import { sql } from 'kysely'
+import { DEFAULT_MIGRATION_TABLE, sql } from 'kysely'
 import pg from 'pg'
 import { describe, expect, inject, it } from 'vitest'
 import { openDatabase } from '../../src/db/connection.js'
-import { migrateToLatest } from '../../src/db/migrate.js'
-import { createTestDatabase, dialect, type TestDatabase } from '../helpers/database.js'
+import { migrateToLatest, missingMigrations } from '../../src/db/migrate.js'
+import { createTestDatabase, dialect, type TestDatabase, useMigratedDatabase } from '../helpers/database.js'
 
 /** The schema a test database's URL selects (its search_path). */
 const schemaOf = (database: TestDatabase) =>
@@ -131,5 +131,20 @@ describe('test files that drop or rename tables', () => {
       .filter((f) => destructive.test(f.text) && !f.text.includes('ownPostgresDatabase: true'))
       .map((f) => f.file)
     expect(shared).toEqual([])
+  })
+})
+
+// A rolling upgrade or a rollback: this release's processes start on a schema a newer release has
+// already migrated (docs/operations.md, "Upgrades and rollbacks").
+describe('beside a newer release', () => {
+  const database = useMigratedDatabase()
+
+  it('migrates, with nothing to run, a database that ran a migration this release does not know', async () => {
+    const { db } = database
+    await sql`insert into ${sql.table(DEFAULT_MIGRATION_TABLE)} (name, timestamp)
+      values (${'999_newer_release'}, ${new Date(0).toISOString()})`.execute(db)
+    expect(await migrateToLatest(db)).toEqual([])
+    // And readiness counts it as nothing missing.
+    expect(await missingMigrations(db)).toEqual([])
   })
 })
