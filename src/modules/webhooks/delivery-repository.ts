@@ -3,7 +3,7 @@ import type { AuthContext } from '../../core/identity.js'
 import { signalOnCommit } from '../../db/commit-signals.js'
 import { indexedConstant, supportsRowLocks } from '../../db/connection.js'
 import type { WebhookAttemptsTable, WebhookDeliveriesTable } from '../../db/schema.js'
-import { ownedBy } from '../../db/scope.js'
+import { ownedBy, ownedRowFinder } from '../../db/scope.js'
 import type { Db, Executor, Trx } from '../../db/types.js'
 import { newId } from '../../lib/ids.js'
 import { toIso, toIsoOrNull } from '../../lib/time.js'
@@ -89,14 +89,7 @@ export async function insertDeliveries(trx: Trx, rows: DeliveryRow[]): Promise<n
   return inserted
 }
 
-export async function findDelivery(db: Executor, auth: AuthContext, id: string) {
-  return db
-    .selectFrom('webhook_deliveries')
-    .selectAll()
-    .where((eb) => eb.and(ownedBy(auth)))
-    .where('id', '=', id)
-    .executeTakeFirst()
-}
+export const findDelivery = ownedRowFinder('webhook_deliveries')
 
 export async function listDeliveryRows(
   db: Executor,
