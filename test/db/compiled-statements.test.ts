@@ -129,4 +129,6 @@ async function runEveryStatement(t: TestApp): Promise<void> {
   await ok(w.root.get(`/v1/pay-rules/${rule.id}`))
   await ok(w.root.patch(`/v1/pay-rules/${rule.id}`, { name: 'Hourly, amended' }))
   await ok(w.root.patch(`/v1/operators/${bob.id}`, { pay_rule_id: rule.id }))
+  // A delivery looked up by id: the look-up runs whether or not the delivery exists.
+  expect((await w.root.get('/v1/webhook-deliveries/whd_0000000000000000000000000')).status).toBe(404)
 }

@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely'
 import type { AuthContext } from '../../core/identity.js'
+import { newestFirst } from '../../db/keyset.js'
 import type { DevicePairingCodesTable, DevicesTable, PinKeysTable } from '../../db/schema.js'
 import { type Owner, ownedBy, ownedRowFinder, ownedRowsBy } from '../../db/scope.js'
 import type { Executor, Trx } from '../../db/types.js'
@@ -62,9 +63,7 @@ export async function listDeviceRows(
   return owned(db, auth)
     .$if(filters.code !== undefined, (q) => q.where('code', '=', filters.code ?? ''))
     .$if(filters.location_id !== undefined, (q) => q.where('location_id', '=', filters.location_id ?? ''))
-    .$if(beforeId !== undefined, (q) => q.where('id', '<', beforeId ?? ''))
-    .orderBy('id', 'desc')
-    .limit(take)
+    .$call(newestFirst(beforeId, take))
     .execute()
 }
 

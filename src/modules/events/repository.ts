@@ -1,5 +1,6 @@
 import type { AuthContext } from '../../core/identity.js'
 import { supportsRowLocks } from '../../db/connection.js'
+import { createdWithin, newestFirst } from '../../db/keyset.js'
 import { lockRetentionBatch, type RetentionKey } from '../../db/retention-batch.js'
 import { ownedBy } from '../../db/scope.js'
 import type { Executor, Trx } from '../../db/types.js'
@@ -35,11 +36,8 @@ export async function listEventRows(
     .select(['id', 'payload'])
     .where((eb) => eb.and(ownedBy(auth)))
     .$if(f.type !== undefined, (q) => q.where('type', '=', f.type ?? ''))
-    .$if(f.createdFrom !== undefined, (q) => q.where('created_at', '>=', f.createdFrom ?? 0))
-    .$if(f.createdTo !== undefined, (q) => q.where('created_at', '<', f.createdTo ?? 0))
-    .$if(beforeId !== undefined, (q) => q.where('id', '<', beforeId ?? ''))
-    .orderBy('id', 'desc')
-    .limit(take)
+    .$call(createdWithin(f))
+    .$call(newestFirst(beforeId, take))
     .execute()
 }
 

@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely'
 import type { AuthContext } from '../../core/identity.js'
+import { newestFirst } from '../../db/keyset.js'
 import type { LocationsTable } from '../../db/schema.js'
 import { type Owner, ownedBy, ownedRowFinder, ownedRowsBy } from '../../db/scope.js'
 import type { Executor, Trx } from '../../db/types.js'
@@ -76,8 +77,6 @@ export async function listLocationRows(
 ) {
   return owned(db, auth)
     .$if(filters.name !== undefined, (q) => q.where('name', '=', filters.name ?? ''))
-    .$if(beforeId !== undefined, (q) => q.where('id', '<', beforeId ?? ''))
-    .orderBy('id', 'desc')
-    .limit(take)
+    .$call(newestFirst(beforeId, take))
     .execute()
 }

@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely'
 import type { AuthContext } from '../../core/identity.js'
 import { supportsRowLocks } from '../../db/connection.js'
+import { newestFirst } from '../../db/keyset.js'
 import { type OperatorsTable, toFlag } from '../../db/schema.js'
 import { type Owner, ownedBy, ownedRowFinder, ownedRowsBy } from '../../db/scope.js'
 import type { Executor, Trx } from '../../db/types.js'
@@ -145,9 +146,7 @@ export async function listOperatorRows(
     )
     .$if(filters.ident !== undefined, (q) => q.where('ident', '=', filters.ident ?? ''))
     .$if(filters.employee_id !== undefined, (q) => q.where('employee_id', '=', filters.employee_id ?? ''))
-    .$if(beforeId !== undefined, (q) => q.where('id', '<', beforeId ?? ''))
-    .orderBy('id', 'desc')
-    .limit(take)
+    .$call(newestFirst(beforeId, take))
     .execute()
 }
 

@@ -2,6 +2,7 @@ import { type Selectable, sql } from 'kysely'
 import type { AuthContext } from '../../core/identity.js'
 import { compiled } from '../../db/compiled.js'
 import { supportsRowLocks } from '../../db/connection.js'
+import { newestFirst } from '../../db/keyset.js'
 import type { ClosedTimesheetDaysTable, PayPeriodsTable } from '../../db/schema.js'
 import { type Owner, ownedBy, ownedRowFinder } from '../../db/scope.js'
 import type { Executor, Trx } from '../../db/types.js'
@@ -87,9 +88,7 @@ export async function listPayPeriodRows(
 ) {
   return owned(db, auth)
     .$if(filters.status !== undefined, (q) => q.where('status', '=', filters.status ?? 'open'))
-    .$if(beforeId !== undefined, (q) => q.where('id', '<', beforeId ?? ''))
-    .orderBy('id', 'desc')
-    .limit(take)
+    .$call(newestFirst(beforeId, take))
     .execute()
 }
 

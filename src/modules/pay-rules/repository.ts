@@ -1,6 +1,7 @@
 import { type Selectable, sql } from 'kysely'
 import type { AuthContext } from '../../core/identity.js'
 import { supportsRowLocks } from '../../db/connection.js'
+import { newestFirst } from '../../db/keyset.js'
 import type { PayRulesTable } from '../../db/schema.js'
 import { type Owner, ownedBy, ownedRowFinder, ownedRowsBy } from '../../db/scope.js'
 import type { Executor, Trx } from '../../db/types.js'
@@ -102,11 +103,7 @@ export async function listPayRuleRows(
   beforeId: string | undefined,
   take: number,
 ): Promise<PayRuleRow[]> {
-  return owned(db, auth)
-    .$if(beforeId !== undefined, (q) => q.where('id', '<', beforeId ?? ''))
-    .orderBy('id', 'desc')
-    .limit(take)
-    .execute()
+  return owned(db, auth).$call(newestFirst(beforeId, take)).execute()
 }
 
 /** Every rule of the account and mode, oldest first: a small set (an account has a few rules). */

@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely'
 import type { AuthContext } from '../../core/identity.js'
+import { newestFirst } from '../../db/keyset.js'
 import type { ScansTable } from '../../db/schema.js'
 import { ownedBy, ownedRowFinder } from '../../db/scope.js'
 import type { Executor, Trx } from '../../db/types.js'
@@ -140,8 +141,6 @@ export async function listScanRows(
     .$if(f.operator_id !== undefined, (q) => q.where('operator_id', '=', f.operator_id ?? ''))
     .$if(f.device_id !== undefined, (q) => q.where('device_code', '=', f.device_id ?? ''))
     .$if(f.result !== undefined, (q) => q.where('result', '=', f.result ?? 'flagged'))
-    .$if(beforeId !== undefined, (q) => q.where('id', '<', beforeId ?? ''))
-    .orderBy('id', 'desc')
-    .limit(take)
+    .$call(newestFirst(beforeId, take))
     .execute()
 }

@@ -2,6 +2,7 @@ import type { Selectable } from 'kysely'
 import type { AuthContext } from '../../core/identity.js'
 import { compiled, compiledInsert } from '../../db/compiled.js'
 import { indexedConstant, supportsRowLocks } from '../../db/connection.js'
+import { newestFirst } from '../../db/keyset.js'
 import { type ReviewStatus, type SessionRevisionsTable, type SessionsTable, toFlag } from '../../db/schema.js'
 import { type Owner, ownedBy, ownedRowFinder } from '../../db/scope.js'
 import type { Executor, Trx } from '../../db/types.js'
@@ -376,10 +377,7 @@ export function filteredSessionsQuery(
     .$if(f.work_date_from !== undefined, (q) => q.where('work_date', '>=', f.work_date_from ?? ''))
     .$if(f.work_date_to !== undefined, (q) => q.where('work_date', '<=', f.work_date_to ?? ''))
   if (start.order === 'created') {
-    return filtered
-      .$if(start.beforeId !== undefined, (q) => q.where('id', '<', start.beforeId ?? ''))
-      .orderBy('id', 'desc')
-      .limit(take)
+    return filtered.$call(newestFirst(start.beforeId, take))
   }
   const after = start.after
   return (
@@ -447,9 +445,7 @@ export async function listRevisionRows(
     .where('account_id', '=', auth.accountId)
     .where('livemode', '=', toFlag(auth.livemode))
     .where('session_id', '=', sessionId)
-    .$if(beforeId !== undefined, (q) => q.where('id', '<', beforeId ?? ''))
-    .orderBy('id', 'desc')
-    .limit(take)
+    .$call(newestFirst(beforeId, take))
     .execute()
 }
 

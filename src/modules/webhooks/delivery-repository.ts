@@ -2,6 +2,7 @@ import { type Selectable, sql } from 'kysely'
 import type { AuthContext } from '../../core/identity.js'
 import { signalOnCommit } from '../../db/commit-signals.js'
 import { indexedConstant, supportsRowLocks } from '../../db/connection.js'
+import { createdWithin, newestFirst } from '../../db/keyset.js'
 import type { WebhookAttemptsTable, WebhookDeliveriesTable } from '../../db/schema.js'
 import { ownedBy, ownedRowFinder } from '../../db/scope.js'
 import type { Db, Executor, Trx } from '../../db/types.js'
@@ -111,11 +112,8 @@ export async function listDeliveryRows(
     .$if(f.endpoint_id !== undefined, (q) => q.where('endpoint_id', '=', f.endpoint_id ?? ''))
     .$if(f.event_id !== undefined, (q) => q.where('event_id', '=', f.event_id ?? ''))
     .$if(f.status !== undefined, (q) => q.where('status', '=', f.status ?? 'pending'))
-    .$if(f.createdFrom !== undefined, (q) => q.where('created_at', '>=', f.createdFrom ?? 0))
-    .$if(f.createdTo !== undefined, (q) => q.where('created_at', '<', f.createdTo ?? 0))
-    .$if(beforeId !== undefined, (q) => q.where('id', '<', beforeId ?? ''))
-    .orderBy('id', 'desc')
-    .limit(take)
+    .$call(createdWithin(f))
+    .$call(newestFirst(beforeId, take))
     .execute()
 }
 

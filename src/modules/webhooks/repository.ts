@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely'
 import type { AuthContext } from '../../core/identity.js'
 import { supportsRowLocks } from '../../db/connection.js'
+import { newestFirst } from '../../db/keyset.js'
 import type { WebhookEndpointsTable } from '../../db/schema.js'
 import { ownedBy } from '../../db/scope.js'
 import type { Executor, Trx } from '../../db/types.js'
@@ -64,11 +65,7 @@ export async function listEndpointRows(
   beforeId: string | undefined,
   take: number,
 ) {
-  return ownedEndpoints(db, auth)
-    .$if(beforeId !== undefined, (q) => q.where('id', '<', beforeId ?? ''))
-    .orderBy('id', 'desc')
-    .limit(take)
-    .execute()
+  return ownedEndpoints(db, auth).$call(newestFirst(beforeId, take)).execute()
 }
 
 /** Enabled endpoints of the given accounts (both modes), for the dispatcher. */
