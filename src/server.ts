@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url'
 import closeWithGrace from 'close-with-grace'
 import { loadConfig } from './config.js'
 import { startMetricsListener } from './http/metrics.js'
+import { stopWhenLauncherExits } from './lib/parent-watch.js'
 import { startApp } from './runtime.js'
 
 /** `npm start`: serve the API until SIGTERM or SIGINT, then finish in-flight requests and close. */
@@ -27,6 +28,7 @@ export async function serve(): Promise<void> {
     await metrics?.close()
     await app.close()
   })
+  stopWhenLauncherExits(app.log)
   // The key is shown before listening: a start that then fails to listen (port in use) has already
   // stored it, and the next start will not print another one.
   if (firstKey) {

@@ -5,6 +5,7 @@ import { loadConfig } from './config.js'
 import { openServiceDatabase } from './db/connection.js'
 import { migrateToLatest } from './db/migrate.js'
 import { startMetricsListener } from './http/metrics.js'
+import { stopWhenLauncherExits } from './lib/parent-watch.js'
 
 /**
  * `cli worker`: delivers webhooks, sweeps forgotten check-outs and deletes events and deliveries past
@@ -30,6 +31,7 @@ export async function runWorker(): Promise<void> {
     await Promise.all([worker.stop(), sweep.stop(), retention.stop()])
     await db.destroy()
   })
+  stopWhenLauncherExits(log)
   worker.start()
   sweep.start()
   retention.start()
