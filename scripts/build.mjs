@@ -1,7 +1,8 @@
 // @ts-check
 /**
- * `npm run build` and `npm start`'s build: the server (tsc into dist/src) and the console (vite into
- * dist/console), each only when what it is built from changed since its last successful build.
+ * `npm run build`, and the build before `npm start` and `npm run cli`: the server (tsc into
+ * dist/src) and the console (vite into dist/console), each only when what it is built from changed
+ * since its last successful build.
  *
  * Plain JavaScript run by node, not TypeScript run by tsx: it runs before every start, and tsx's
  * loader costs about 0.3 s (an empty script: 0.39 s against node's 0.07 s) of a start that otherwise
@@ -18,7 +19,11 @@
  * so a failed or interrupted build never leaves a stamp that skips the next one.
  *
  * `--force` (`npm run build -- --force`) builds everything from scratch, tsc's incremental state
- * included.
+ * included. `--quiet` prints nothing when everything is up to date.
+ *
+ * Building needs the dev dependencies (tsc, vite); a production install builds first, then prunes
+ * them (docs/operations.md, "Production install"): everything up to date, this script needs none of
+ * them, so `npm start` and `npm run cli` still run there.
  */
 import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
@@ -183,11 +188,12 @@ function writeStamp(root, stamp) {
 }
 
 /**
- * Builds the targets that need it, in order; stops at the first that fails.
- * @param {{ root?: string, targets?: Target[], force?: boolean, log?: (line: string) => void }} options
+ * Builds the targets that need it, in order; stops at the first that fails. `quiet`: no line when
+ * nothing needed building.
+ * @param {{ root?: string, targets?: Target[], force?: boolean, quiet?: boolean, log?: (line: string) => void }} options
  * @returns {{ built: string[], failed?: { name: string, status: number } }}
  */
-export function build({ root = ROOT, targets = TARGETS, force = false, log = () => {} } = {}) {
+export function build({ root = ROOT, targets = TARGETS, force = false, quiet = false, log = () => {} } = {}) {
   const stamp = readStamp(root)
   /** @type {string[]} */
   const built = []
@@ -206,7 +212,7 @@ export function build({ root = ROOT, targets = TARGETS, force = false, log = () 
     const started = Date.now()
     const result = spawnSync(command, args, { cwd: root, stdio: 'inherit' })
     if (result.status !== 0) {
-      log(`build: ${target.name} failed`)
+      log(`build: ${target.name} failed: ${whyFailed(command, result)}`)
       return { built, failed: { name: target.name, status: result.status ?? 1 } }
     }
     stamp.targets[target.name] = { inputs, outputs: hashOutputs(root, target.outputs) }
@@ -214,8 +220,25 @@ export function build({ root = ROOT, targets = TARGETS, force = false, log = () 
     built.push(target.name)
     log(`build: ${target.name} built in ${((Date.now() - started) / 1000).toFixed(1)} s`)
   }
-  if (built.length === 0) log(`build: up to date (${targets.map((target) => target.name).join(', ')})`)
+  if (built.length === 0 && !quiet)
+    log(`build: up to date (${targets.map((target) => target.name).join(', ')})`)
   return { built }
+}
+
+/**
+ * Why a build command failed, in one line. A tool that ran has printed its own errors above (tsc's
+ * type errors); one that never started (not installed: `npm ci --omit=dev` or `npm prune --omit=dev`
+ * removed the dev dependencies) or was killed printed nothing, so this line is all there is.
+ * @param {string} command
+ * @param {import('node:child_process').SpawnSyncReturns<Buffer>} result
+ */
+function whyFailed(command, result) {
+  const error = /** @type {NodeJS.ErrnoException | undefined} */ (result.error)
+  if (error?.code === 'ENOENT')
+    return `${command} is not installed: the build needs the dev dependencies (npm ci without --omit=dev)`
+  if (error) return `${command} could not run: ${error.message}`
+  if (result.signal) return `${path.basename(command)} was killed by ${result.signal}`
+  return `${path.basename(command)} exited with status ${result.status} (its errors are above)`
 }
 
 /**
@@ -229,6 +252,8 @@ function outputsExist(root, target) {
 if (process.argv[1] !== undefined && fs.realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const { failed } = build({
     force: process.argv.includes('--force'),
+    // `npm run cli`'s build (precli): a command's stderr stays its own unless something is built.
+    quiet: process.argv.includes('--quiet'),
     // stderr: the server's stdout that follows in `npm start` stays its JSON log lines.
     log: (line) => process.stderr.write(`${line}\n`),
   })

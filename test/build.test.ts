@@ -107,7 +107,9 @@ describe('the build (scripts/build.mjs): only what changed, never a stamp for a 
     write('server/a.txt', 'a type error')
     const failed = buildNow()
     expect(failed.failed).toEqual({ name: 'server', status: 2 })
-    expect(failed.lines).toContain('build: server failed')
+    expect(failed.lines).toContain(
+      `build: server failed: ${path.basename(process.execPath)} exited with status 2 (its errors are above)`,
+    )
     // The console, after it, is not built; its stamp stays.
     expect(runs()).toEqual(['server incremental'])
     expect(Object.keys(readStamp(root).targets)).toEqual(['console'])

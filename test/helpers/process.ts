@@ -18,6 +18,8 @@ export interface SpawnOptions {
   env?: Record<string, string | undefined>
   /** Own process group, so a wrapper (npm → sh → node) and its children are signalled together. */
   group?: boolean
+  /** Where it runs; the project root by default. */
+  cwd?: string
 }
 
 /**
@@ -65,7 +67,7 @@ export class Child {
       else env[name] = value
     }
     this.proc = spawn(command, args, {
-      cwd: ROOT,
+      cwd: options.cwd ?? ROOT,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: options.group ?? false,
