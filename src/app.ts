@@ -80,6 +80,9 @@ export async function buildApp({ config, db, redis, logStream }: AppDependencies
       ...(logStream ? { stream: logStream } : {}),
     },
     bodyLimit: BODY_LIMIT_BYTES,
+    // `request.ip` (the rate limit's and the log's client address) is the socket's peer, unless that
+    // peer is one of these proxies: then the address it forwarded in X-Forwarded-For.
+    trustProxy: config.trustProxy ?? false,
     requestIdHeader: false,
     genReqId: newRequestId,
     clientErrorHandler,

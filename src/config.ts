@@ -1,3 +1,4 @@
+import { isIP } from 'node:net'
 import path from 'node:path'
 import { type Static, type TSchema, Type } from 'typebox'
 import Value from 'typebox/value'
@@ -10,6 +11,8 @@ export interface Config {
   /** `sqlite:<path>`, `sqlite::memory:` or `postgres://…`, as DATABASE_URL gives it. */
   databaseUrl: string
   redisUrl: string | undefined
+  /** TRUST_PROXY: the reverse proxies' addresses and CIDR ranges, whose `X-Forwarded-For` is believed. */
+  trustProxy: string[] | undefined
   rateLimitMax: number
   rateLimitWindowMs: number
   webhookBackoffScale: number
@@ -52,6 +55,7 @@ const Environment = Type.Object({
     expected: 'start with sqlite: or postgres://',
   }),
   REDIS_URL: Type.Optional(Type.String()),
+  TRUST_PROXY: Type.Optional(Type.String()),
   RATE_LIMIT_MAX: WholeNumber(1, 1_000_000_000, 100),
   RATE_LIMIT_WINDOW_MS: WholeNumber(1, 86_400_000, 1000),
   WEBHOOK_BACKOFF_SCALE: Type.Number({ minimum: 0, maximum: 1000, default: 1 }),
@@ -82,11 +86,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // The metrics are never served on the API's port (0 is not a port but "pick a free one", for each).
   if (values.METRICS_PORT !== undefined && values.METRICS_PORT !== 0 && values.METRICS_PORT === values.PORT)
     throw new ConfigError(`METRICS_PORT must differ from PORT (got "${values.METRICS_PORT}" for both)`)
+  // Read by ioredis, which takes anything (`notaurl` is a host name) and then retries it forever.
+  if (values.REDIS_URL !== undefined && !/^rediss?:$/.test(URL.parse(values.REDIS_URL)?.protocol ?? ''))
+    throw new ConfigError(
+      `REDIS_URL must be a redis:// or rediss:// URL (got "${shown('REDIS_URL', values.REDIS_URL)}")`,
+    )
   return {
     port: values.PORT,
     host: values.HOST,
     databaseUrl: values.DATABASE_URL,
     redisUrl: values.REDIS_URL,
+    trustProxy: trustedProxies(values.TRUST_PROXY),
     rateLimitMax: values.RATE_LIMIT_MAX,
     rateLimitWindowMs: values.RATE_LIMIT_WINDOW_MS,
     webhookBackoffScale: values.WEBHOOK_BACKOFF_SCALE,
@@ -140,6 +150,31 @@ function expectation(schema: TSchema): string {
   const kind = multipleOf === 1 ? 'a whole number' : 'a number'
   if (type === 'number') return `be ${kind} from ${minimum} to ${maximum}`
   return `be a ${type}`
+}
+
+/**
+ * TRUST_PROXY's addresses and CIDR ranges (`10.0.0.0/8`, `::1`), comma-separated. Neither `true`
+ * nor a hop count: either believes the `X-Forwarded-For` of a client that reaches the service
+ * directly, so any client could choose the address it is limited by (and Fastify 5 ignores a hop count).
+ */
+function trustedProxies(raw: string | undefined): string[] | undefined {
+  if (raw === undefined) return undefined
+  const entries = raw.split(',').map((entry) => entry.trim())
+  const bad = entries.find((entry) => !isAddressOrRange(entry))
+  if (bad !== undefined)
+    throw new ConfigError(
+      `TRUST_PROXY must be the proxies' IP addresses or CIDR ranges, comma-separated, not true or a hop count (got "${bad}")`,
+    )
+  return entries
+}
+
+/** An IP address, or one with a prefix length of at least 1 (`/0` would be every address). */
+function isAddressOrRange(entry: string): boolean {
+  const [address = '', prefix, ...rest] = entry.split('/')
+  const version = isIP(address)
+  if (version === 0 || rest.length > 0) return false
+  if (prefix === undefined) return true
+  return /^\d+$/.test(prefix) && Number(prefix) >= 1 && Number(prefix) <= (version === 4 ? 32 : 128)
 }
 
 /** URLs may carry a password: a bad one is repeated up to its scheme only. */

@@ -1,8 +1,8 @@
-import { Redis } from 'ioredis'
 import { buildApp } from './app.js'
 import type { Config } from './config.js'
 import { openServiceDatabase } from './db/connection.js'
 import { migrateToLatest } from './db/migrate.js'
+import { createRateLimitRedis } from './http/rate-limit.js'
 import { type CreatedKey, countAccounts, createKey } from './modules/keys/service.js'
 
 /**
@@ -16,9 +16,7 @@ export async function startApp(config: Config) {
   let firstKey: CreatedKey | undefined
   if ((await countAccounts(db)) === 0)
     firstKey = await createKey(db, { account: 'default', mode: 'test', label: 'first key' })
-  const redis = config.redisUrl
-    ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false })
-    : undefined
+  const redis = config.redisUrl ? createRateLimitRedis(config.redisUrl) : undefined
   const app = await buildApp({ config, db, redis })
   return { app, firstKey }
 }

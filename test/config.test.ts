@@ -21,6 +21,10 @@ describe('loadConfig', () => {
       eventRetentionDays: 30,
       retentionIntervalMs: 300_000,
       logLevel: 'info',
+      shutdownGraceMs: 5000,
+      databaseStartupTimeoutMs: 60_000,
+      databaseStatementTimeoutMs: 30_000,
+      firstKeyFile: 'data/first-key.txt',
     })
   })
 
@@ -42,6 +46,10 @@ describe('loadConfig', () => {
         METRICS_PORT: '9464',
         METRICS_HOST: '0.0.0.0',
         LOG_LEVEL: 'silent',
+        SHUTDOWN_GRACE_MS: '0',
+        DATABASE_STARTUP_TIMEOUT_MS: '0',
+        DATABASE_STATEMENT_TIMEOUT_MS: '100',
+        FIRST_KEY_FILE: '/run/attendance/first-key',
       }),
     ).toEqual({
       port: 0,
@@ -61,6 +69,10 @@ describe('loadConfig', () => {
       eventRetentionDays: 15,
       retentionIntervalMs: 300_000,
       logLevel: 'silent',
+      shutdownGraceMs: 0,
+      databaseStartupTimeoutMs: 0,
+      databaseStatementTimeoutMs: 100,
+      firstKeyFile: '/run/attendance/first-key',
     })
     expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE_URLS: 'true' }).webhookAllowPrivateUrls).toBe(true)
     expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE_URLS: '0' }).webhookAllowPrivateUrls).toBe(false)
@@ -90,8 +102,42 @@ describe('loadConfig', () => {
       { DATABASE_URL: 'mysql://u:secret@db/x' },
       'DATABASE_URL must start with sqlite: or postgres:// (got "mysql:…")',
     ],
+    // ioredis would read `notaurl` as a host name and retry it forever.
+    [{ REDIS_URL: 'notaurl' }, 'REDIS_URL must be a redis:// or rediss:// URL (got "notaurl:…")'],
+    [{ REDIS_URL: 'localhost:6379' }, 'REDIS_URL must be a redis:// or rediss:// URL (got "localhost:…")'],
+    [
+      { REDIS_URL: 'redis://:s3cret@cache:port' },
+      'REDIS_URL must be a redis:// or rediss:// URL (got "redis:…")',
+    ],
+    // Trusting every peer, or a hop count, would let any client choose the address it is limited by.
+    ...['true', '*', '1', '0.0.0.0/0', '10.0.0.0/33', '10.0.0.300', '127.0.0.1,', 'loopback'].map(
+      (value): [NodeJS.ProcessEnv, string] => [
+        { TRUST_PROXY: value },
+        "TRUST_PROXY must be the proxies' IP addresses or CIDR ranges",
+      ],
+    ),
   ])('refuses %o with one line naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError)
     expect(() => loadConfig(env)).toThrow(message)
+  })
+
+  it('never repeats the password of a refused REDIS_URL', () => {
+    expect(() => loadConfig({ REDIS_URL: 'redis://:s3cret@cache:port' })).toThrow(
+      expect.objectContaining({ message: expect.not.stringContaining('s3cret') }),
+    )
+  })
+
+  it('reads TRUST_PROXY as a list of addresses and ranges, unset by default', () => {
+    expect(loadConfig({}).trustProxy).toBeUndefined()
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.7' }).trustProxy).toEqual(['10.0.0.7'])
+    expect(loadConfig({ TRUST_PROXY: ' 127.0.0.1, ::1 ,10.0.0.0/8,fd00::/8' }).trustProxy).toEqual([
+      '127.0.0.1',
+      '::1',
+      '10.0.0.0/8',
+      'fd00::/8',
+    ])
+    expect(loadConfig({ REDIS_URL: 'rediss://user:pw@cache.internal:6380/2' }).redisUrl).toBe(
+      'rediss://user:pw@cache.internal:6380/2',
+    )
   })
 })

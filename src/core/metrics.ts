@@ -1,4 +1,4 @@
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client'
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 
 /**
  * The process's Prometheus series that are counted where their thing happens (a request answered,
@@ -65,6 +65,22 @@ export const idempotencyReplays = new Counter({
   help: 'Requests answered with the stored answer of an earlier request with the same Idempotency-Key',
   registers: [processRegistry],
 })
+
+let redisUp: Gauge | undefined
+
+/**
+ * Set by the rate limit's Redis client (http/rate-limit.ts): registered by the first app built with
+ * REDIS_URL, so that a process without Redis (or `cli worker`) has no such series rather than a 0 that
+ * reads as an outage.
+ */
+export function rateLimitRedisUp(): Gauge {
+  redisUp ??= new Gauge({
+    name: 'rate_limit_redis_up',
+    help: '1 while the rate-limit counters are in Redis (REDIS_URL), 0 while Redis is unreachable and this process counts alone',
+    registers: [processRegistry],
+  })
+  return redisUp
+}
 
 let processMetricsCollected = false
 

@@ -1,9 +1,17 @@
 import rateLimit, { type FastifyRateLimitStore } from '@fastify/rate-limit'
-import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify'
-import type { Redis } from 'ioredis'
+import type { FastifyBaseLogger, FastifyInstance, onRequestAsyncHookHandler } from 'fastify'
+import { type ClientContext, Redis, type Result } from 'ioredis'
 import { LRUCache } from 'lru-cache'
 import { errors } from '../core/errors.js'
+import { rateLimitRedisUp } from '../core/metrics.js'
 import { clock } from '../lib/clock.js'
+
+declare module 'ioredis' {
+  interface RedisCommander<Context extends ClientContext = { type: 'default' }> {
+    /** `COUNT_IN_WINDOW`, defined on the client by `RedisCounters`. */
+    countInWindow(key: string, windowMs: number): Result<[number, number], Context>
+  }
+}
 
 export interface RateLimitOptions {
   max: number
@@ -13,18 +21,45 @@ export interface RateLimitOptions {
 }
 
 /**
- * Per key, or per client IP for requests without a valid key. Registered as an app-wide onRequest
+ * The client of REDIS_URL, not yet connected: `registerRateLimit` connects it once it listens to its
+ * events, so that no connection error is ever unheard (ioredis prints an unheard one on stderr).
+ */
+export function createRateLimitRedis(url: string): Redis {
+  return new Redis(url, {
+    lazyConnect: true,
+    // A count that cannot reach Redis fails at once and is counted in memory (`SharedStore`),
+    // rather than waiting in a queue while requests pile up behind it.
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    // The ready check prints on stderr when INFO is refused (a user without the right); the
+    // counters need no loaded data set, and a count refused while Redis loads is counted in memory.
+    enableReadyCheck: false,
+  })
+}
+
+/**
+ * Per key, or per client address (`request.ip`: the socket's peer, or with TRUST_PROXY the address
+ * a trusted proxy forwarded) for requests without a valid key. Registered as an app-wide onRequest
  * hook after `identify` (so the key is known) and before `enforce` (so 401s are limited and carry
- * the headers too). A Redis outage lets requests through rather than failing them: the limit
- * protects the service, it must not take it down.
+ * the headers too). With Redis, a count Redis cannot take is taken by the process's own counters:
+ * while Redis is unreachable each process limits alone (fail closed per process), never not at all.
  */
 export async function registerRateLimit(app: FastifyInstance, options: RateLimitOptions): Promise<void> {
+  const redis = options.redis
+  let store: new () => FastifyRateLimitStore = ClockedStore
+  if (redis) {
+    const counters = new RedisCounters(redis, app.log)
+    store = class extends SharedStore {
+      constructor() {
+        super(counters)
+      }
+    }
+  }
   await app.register(rateLimit, {
     global: false,
     max: options.max,
     timeWindow: options.windowMs,
-    ...(options.redis ? { redis: options.redis, nameSpace: 'attendance:rl:' } : { store: ClockedStore }),
-    skipOnError: true,
+    store,
     keyGenerator: (request) => (request.auth ? `key:${request.auth.keyId}` : `ip:${request.ip}`),
     errorResponseBuilder: (_request, context) => errors.rateLimited(retryAfterSeconds(context.ttl)),
   })
@@ -35,7 +70,7 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
 const LOCAL_CLIENTS = 5000
 
 /**
- * The in-process counters (no Redis): fixed windows, as the plugin's own store counts them, but on
+ * The in-process counters (no Redis, or Redis unreachable): fixed windows, as the plugin's own store counts them, but on
  * the process clock (the plugin's own store reads the system's time), since a window is the service's time
  * and a test steps through it. With Redis the windows are Redis's keys' expiry.
  */
@@ -62,6 +97,127 @@ class ClockedStore implements FastifyRateLimitStore {
   /** A route's own limit (perAddressLimit) counts apart from the app-wide one. */
   child(): FastifyRateLimitStore {
     return new ClockedStore()
+  }
+}
+
+/**
+ * Counts a key's requests in a fixed window whose expiry the first count sets: `[count, ms left]`.
+ * A key left without an expiry (none should be) gets one rather than counting forever.
+ */
+const COUNT_IN_WINDOW = `
+local count = redis.call('INCR', KEYS[1])
+if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  ttl = tonumber(ARGV[1])
+end
+return {count, ttl}
+`
+
+/** Where the counters live in Redis, shared by every API process of the same Redis. */
+const REDIS_NAMESPACE = 'attendance:rl:'
+
+/**
+ * The Redis client as the counters see it: whether it takes counts, told to the
+ * `rate_limit_redis_up` gauge and to the log, once when it stops (not at each reconnection attempt,
+ * every 2 s) and once when it is back.
+ */
+class RedisCounters {
+  private up = false
+  /** Whether the log said it is unreachable and has not said it is back. */
+  private announcedDown = false
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly log: FastifyBaseLogger,
+  ) {
+    redis.defineCommand('countInWindow', { numberOfKeys: 1, lua: COUNT_IN_WINDOW })
+    redis.on('ready', () => this.reached())
+    redis.on('close', () => this.lost())
+    redis.on('error', (error: Error) => this.failed(error))
+    if (redis.status === 'ready') this.reached()
+    else this.lost()
+    // Not awaited: the app starts, counting in memory, while Redis is unreachable.
+    if (redis.status === 'wait') redis.connect().catch(() => undefined)
+  }
+
+  get ready(): boolean {
+    return this.redis.status === 'ready'
+  }
+
+  count(key: string, windowMs: number): Promise<[number, number]> {
+    return this.redis.countInWindow(REDIS_NAMESPACE + key, windowMs)
+  }
+
+  reached(): void {
+    this.up = true
+    rateLimitRedisUp().set(1)
+    if (!this.announcedDown) return
+    this.announcedDown = false
+    this.log.info('rate limit: Redis is reachable again; the counters are shared through it')
+  }
+
+  /** The connection closed: on its own, a restart, or the app's shutdown, none of which to log. */
+  lost(): void {
+    this.up = false
+    rateLimitRedisUp().set(0)
+  }
+
+  failed(error: unknown): void {
+    this.lost()
+    if (this.announcedDown) return
+    this.announcedDown = true
+    this.log.warn(
+      { err: error },
+      'rate limit: Redis is unreachable; each process counts in its own memory until it is back',
+    )
+  }
+
+  /** A count Redis took: after a refused one, Redis takes counts again. */
+  counted(): void {
+    if (!this.up) this.reached()
+  }
+}
+
+/**
+ * The counters in Redis while it takes them, else the process's own (`ClockedStore`): each
+ * request is counted somewhere, so the limit holds, per process, while Redis is away. A client may
+ * get up to twice its limit in the window where the counters move from one to the other.
+ */
+class SharedStore implements FastifyRateLimitStore {
+  constructor(
+    private readonly counters: RedisCounters,
+    private readonly local = new ClockedStore(),
+  ) {}
+
+  incr(
+    key: string,
+    callback: (error: Error | null, result?: { current: number; ttl: number }) => void,
+    timeWindow: number,
+  ): void {
+    if (!this.counters.ready) {
+      this.local.incr(key, callback, timeWindow)
+      return
+    }
+    this.counters.count(key, timeWindow).then(
+      ([current, ttl]) => {
+        this.counters.counted()
+        callback(null, { current, ttl })
+      },
+      (error: unknown) => {
+        this.counters.failed(error)
+        this.local.incr(key, callback, timeWindow)
+      },
+    )
+  }
+
+  /**
+   * A route's own limit: its own counters in memory; in Redis the same namespace, as its keys are
+   * named apart (`pairing:ip:…`).
+   */
+  child(): FastifyRateLimitStore {
+    return new SharedStore(this.counters)
   }
 }
 
