@@ -3,7 +3,8 @@ import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig } from './config.js'
 import { openServiceDatabase } from './db/connection.js'
 import { migrateToLatest } from './db/migrate.js'
-import { backupSqlite } from './db/sqlite/backup.js'
+import { type BackupResult, backupSqlite } from './db/sqlite/backup.js'
+import { RestoreRefused, restoreSqlite } from './db/sqlite/restore.js'
 import type { Db } from './db/types.js'
 import { isScope, type Scope } from './modules/keys/scopes.js'
 import {
@@ -28,6 +29,8 @@ Commands:
   worker                           deliver webhooks in this process (run the API with WORKER=off)
   backup <file>                    SQLite: copy the database into a new file while the service runs
                                    (PostgreSQL: use pg_dump)
+  restore <file>                   SQLite: put a backup in place of the database; refused while any
+                                   process has it open (PostgreSQL: use pg_restore)
 
 The database is DATABASE_URL (default sqlite:data/attendance.db).`
 
@@ -56,6 +59,7 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'serve') return (await import('./server.js')).serve()
   if (command === 'worker') return (await import('./worker.js')).runWorker()
   if (command === 'backup') return backup(required(sub, 'the backup file'))
+  if (command === 'restore') return restore(required(sub, 'the backup file'))
 
   // Arguments are checked before the database is touched: a usage error needs no database.
   const task = databaseTask(command, sub, arg, values, positionals)
@@ -145,14 +149,10 @@ function databaseTask(
  * migration run; then the copy's size and row counts. docs/operations.md, "Backups".
  */
 async function backup(target: string): Promise<void> {
-  const { databaseUrl } = loadConfig()
-  if (!databaseUrl.startsWith('sqlite:'))
-    throw new UsageError(
-      'cli backup copies a SQLite database. On PostgreSQL use pg_dump (e.g. pg_dump --format=custom --file=<file> "$DATABASE_URL"); see docs/operations.md, "Backups".',
-    )
-  const source = databaseUrl.slice('sqlite:'.length)
-  if (source === ':memory:')
-    throw new UsageError('An in-memory database (sqlite::memory:) has no file to back up.')
+  const source = sqliteFile(
+    'cli backup copies a SQLite database. On PostgreSQL use pg_dump (e.g. pg_dump --format=custom --file=<file> "$DATABASE_URL")',
+    'back up',
+  )
   if (!fs.existsSync(source))
     throw new UsageError(`No database at ${source} (DATABASE_URL): nothing to back up.`)
   const { bytes, tables } = await backupSqlite(source, target).catch((error: unknown) => {
@@ -160,6 +160,43 @@ async function backup(target: string): Promise<void> {
     throw new UsageError(`${target} exists: cli backup never overwrites a file. Name a new one.`)
   })
   console.log(`Backed up ${source} to ${target}: ${bytes} bytes.`)
+  printTables(tables)
+}
+
+/**
+ * `cli restore <file>`: the backup in place of the service's database (db/sqlite/restore.ts),
+ * refused while any process has the database open; no migration run (the service's start does it).
+ * docs/operations.md, "Backups".
+ */
+async function restore(backupFile: string): Promise<void> {
+  const database = sqliteFile(
+    'cli restore replaces a SQLite database. On PostgreSQL use pg_restore (e.g. pg_restore --clean --if-exists --dbname="$DATABASE_URL" <file>)',
+    'restore',
+  )
+  let restored: ReturnType<typeof restoreSqlite>
+  try {
+    restored = restoreSqlite(database, backupFile)
+  } catch (error) {
+    throw error instanceof RestoreRefused ? new UsageError(error.message) : error
+  }
+  const removed = restored.removed.length ? `; deleted ${restored.removed.join(', ')}` : ''
+  console.log(`Restored ${database} from ${backupFile}: ${restored.bytes} bytes${removed}.`)
+  printTables(restored.tables)
+}
+
+/** The SQLite file DATABASE_URL names; `onPostgres` says what to use instead (a sentence). */
+function sqliteFile(onPostgres: string, verb: string): string {
+  const { databaseUrl } = loadConfig()
+  if (!databaseUrl.startsWith('sqlite:'))
+    throw new UsageError(`${onPostgres}; see docs/operations.md, "Backups".`)
+  const file = databaseUrl.slice('sqlite:'.length)
+  if (file === ':memory:')
+    throw new UsageError(`An in-memory database (sqlite::memory:) has no file to ${verb}.`)
+  return file
+}
+
+/** A database's tables and their rows, one a line, as `cli backup` and `cli restore` print them. */
+function printTables(tables: BackupResult['tables']): void {
   const width = Math.max(...tables.map((t) => t.name.length))
   for (const table of tables) console.log(`  ${table.name.padEnd(width)}  ${table.rows}`)
 }

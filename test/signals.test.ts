@@ -2,7 +2,7 @@ import fs from 'node:fs'
 import { afterAll, describe, expect, it } from 'vitest'
 import { waitUntil } from './helpers/assertions.js'
 import { createTestDatabase, dialect, type TestDatabase } from './helpers/database.js'
-import { type Child, freePort, killAll, START_MS, spawnChild, withFileLock } from './helpers/process.js'
+import { type Child, freePort, killAll, spawnChild, withFileLock } from './helpers/process.js'
 
 /**
  * A stop of npm is a stop of the service it started (src/lib/parent-watch.ts): SIGTERM to npm alone,
@@ -12,7 +12,8 @@ import { type Child, freePort, killAll, START_MS, spawnChild, withFileLock } fro
 
 /**
  * `npm start` builds first what changed since the tests' global setup built it (usually nothing),
- * under the lock test/server.test.ts takes too, so that no other run writes dist/ meanwhile.
+ * under the lock test/server.test.ts takes too, so that no other run writes dist/ meanwhile; then
+ * the start.
  */
 const BUILD_AND_START_MS = 180_000
 /** The watch reads its parents every second; the stop then takes the server's grace at most (10 s). */
@@ -71,6 +72,22 @@ async function stopNpm(npm: Child, service: number, shutdown: string): Promise<v
   expect(logged).toContainEqual(expect.objectContaining({ msg: shutdown, signal: 'SIGTERM' }))
 }
 
+/**
+ * `npm <args>` in a process group of its own (so that `killAll` ends all of it should a stop fail),
+ * once it has logged `ready`; its build step under the lock of every test that runs one.
+ */
+function startUnderNpm(
+  args: string[],
+  env: Record<string, string | undefined>,
+  ready: string,
+): Promise<Child> {
+  return withFileLock('attendance-service-npm-start', async () => {
+    const child = spawnChild('npm', args, { env: { LOG_LEVEL: 'info', ...env }, group: true })
+    await child.waitForStdout(new RegExp(`"msg":"${ready}`), BUILD_AND_START_MS)
+    return child
+  })
+}
+
 describe.runIf(dialect === 'sqlite' && process.platform === 'linux')('SIGTERM to npm', () => {
   it('npm start: the server it started stops gracefully, and its port stops answering', {
     timeout: 120_000 + BUILD_AND_START_MS + 2 * STOP_MS,
@@ -78,17 +95,15 @@ describe.runIf(dialect === 'sqlite' && process.platform === 'linux')('SIGTERM to
     const database = await createTestDatabase()
     databases.push(database)
     const port = await freePort()
-    const npm = await withFileLock('attendance-service-npm-start', async () => {
-      const child = spawnChild('npm', ['start'], {
-        env: { DATABASE_URL: database.url, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' },
-        group: true,
-      })
-      await child.waitForStdout(/"msg":"Server listening at /, BUILD_AND_START_MS)
-      return child
-    })
+    const listening = 'Server listening at [^"]+'
+    const npm = await startUnderNpm(
+      ['start'],
+      { DATABASE_URL: database.url, PORT: String(port), HOST: '127.0.0.1' },
+      listening,
+    )
     const health = `http://127.0.0.1:${port}/healthz`
     expect((await fetch(health)).status).toBe(200)
-    const server = await pidThatLogged(npm, 'Server listening at [^"]+')
+    const server = await pidThatLogged(npm, listening)
 
     await stopNpm(npm, server, 'shutting down')
     const answer = await fetch(health).then(
@@ -98,16 +113,17 @@ describe.runIf(dialect === 'sqlite' && process.platform === 'linux')('SIGTERM to
     expect(answer).toBe('refused')
   })
 
-  it('npm run cli -- worker: the worker (under tsx, under a shell) stops gracefully', {
-    timeout: 2 * START_MS + STOP_MS,
+  it('npm run cli -- worker: the worker it started stops gracefully', {
+    timeout: 120_000 + BUILD_AND_START_MS + STOP_MS,
   }, async () => {
     const database = await createTestDatabase()
     databases.push(database)
-    const npm = spawnChild('npm', ['run', 'cli', '--', 'worker'], {
-      env: { DATABASE_URL: database.url, LOG_LEVEL: 'info', REDIS_URL: undefined },
-      group: true,
-    })
-    const worker = await pidThatLogged(npm, 'webhook worker and forgotten check-out sweep started')
-    await stopNpm(npm, worker, 'worker shutting down')
+    const started = 'webhook worker and forgotten check-out sweep started'
+    const npm = await startUnderNpm(
+      ['run', 'cli', '--', 'worker'],
+      { DATABASE_URL: database.url, REDIS_URL: undefined },
+      started,
+    )
+    await stopNpm(npm, await pidThatLogged(npm, started), 'worker shutting down')
   })
 })

@@ -39,8 +39,8 @@ export async function backupSqlite(source: string, target: string): Promise<Back
   }
 }
 
-/** The copy's tables and their row counts, read from the copy itself. */
-function countRows(file: string): BackupResult['tables'] {
+/** A database file's tables and their row counts (a backup's, a restored copy's), read from the file. */
+export function countRows(file: string): BackupResult['tables'] {
   const copy = new SQLite(file, { fileMustExist: true })
   try {
     const names = copy
