@@ -31,6 +31,9 @@ export function createRateLimitRedis(url: string): Redis {
     // rather than waiting in a queue while requests pile up behind it.
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
+    // A Redis cut off without the connection closing (a partition) answers nothing: each request
+    // would wait for its count as long as the connection lives.
+    commandTimeout: COUNT_TIMEOUT_MS,
     // The ready check prints on stderr when INFO is refused (a user without the right); the
     // counters need no loaded data set, and a count refused while Redis loads is counted in memory.
     enableReadyCheck: false,
@@ -42,7 +45,8 @@ export function createRateLimitRedis(url: string): Redis {
  * a trusted proxy forwarded) for requests without a valid key. Registered as an app-wide onRequest
  * hook after `identify` (so the key is known) and before `enforce` (so 401s are limited and carry
  * the headers too). With Redis, a count Redis cannot take is taken by the process's own counters:
- * while Redis is unreachable each process limits alone (fail closed per process), never not at all.
+ * while Redis is unreachable each process limits alone (fail closed per process); no request goes
+ * uncounted.
  */
 export async function registerRateLimit(app: FastifyInstance, options: RateLimitOptions): Promise<void> {
   const redis = options.redis
@@ -70,9 +74,9 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
 const LOCAL_CLIENTS = 5000
 
 /**
- * The in-process counters (no Redis, or Redis unreachable): fixed windows, as the plugin's own store counts them, but on
- * the process clock (the plugin's own store reads the system's time), since a window is the service's time
- * and a test steps through it. With Redis the windows are Redis's keys' expiry.
+ * The in-process counters (no Redis, or Redis unreachable): fixed windows, as the plugin's own store
+ * counts them, but on the process clock (the plugin's own store reads the system's time), since a
+ * window is the service's time and a test steps through it. With Redis the windows are Redis's keys' expiry.
  */
 class ClockedStore implements FastifyRateLimitStore {
   private readonly windows = new LRUCache<string, { count: number; startedAt: number }>({
@@ -118,6 +122,16 @@ return {count, ttl}
 /** Where the counters live in Redis, shared by every API process of the same Redis. */
 const REDIS_NAMESPACE = 'attendance:rl:'
 
+/** How long a request waits for Redis to count it before it is counted in memory. */
+const COUNT_TIMEOUT_MS = 500
+
+/**
+ * After a count Redis refused or did not answer, how long counts stay in memory before they try
+ * Redis again: a Redis that does not answer delays the requests of COUNT_TIMEOUT_MS in each such
+ * period, not every request.
+ */
+const RETRY_REDIS_AFTER_MS = 5000
+
 /**
  * The Redis client as the counters see it: whether it takes counts, told to the
  * `rate_limit_redis_up` gauge and to the log, once when it stops (not at each reconnection attempt,
@@ -127,6 +141,8 @@ class RedisCounters {
   private up = false
   /** Whether the log said it is unreachable and has not said it is back. */
   private announcedDown = false
+  /** When counts may try Redis again after one it did not take (process clock). */
+  private retryAt = 0
 
   constructor(
     private readonly redis: Redis,
@@ -143,7 +159,7 @@ class RedisCounters {
   }
 
   get ready(): boolean {
-    return this.redis.status === 'ready'
+    return this.redis.status === 'ready' && clock.now() >= this.retryAt
   }
 
   count(key: string, windowMs: number): Promise<[number, number]> {
@@ -152,6 +168,7 @@ class RedisCounters {
 
   reached(): void {
     this.up = true
+    this.retryAt = 0
     rateLimitRedisUp().set(1)
     if (!this.announcedDown) return
     this.announcedDown = false
@@ -172,6 +189,12 @@ class RedisCounters {
       { err: error },
       'rate limit: Redis is unreachable; each process counts in its own memory until it is back',
     )
+  }
+
+  /** A count Redis refused, or did not answer in time, while connected. */
+  refused(error: unknown): void {
+    this.retryAt = clock.now() + RETRY_REDIS_AFTER_MS
+    this.failed(error)
   }
 
   /** A count Redis took: after a refused one, Redis takes counts again. */
@@ -206,7 +229,7 @@ class SharedStore implements FastifyRateLimitStore {
         callback(null, { current, ttl })
       },
       (error: unknown) => {
-        this.counters.failed(error)
+        this.counters.refused(error)
         this.local.incr(key, callback, timeWindow)
       },
     )

@@ -5,6 +5,7 @@ import { processRegistry } from '../../src/core/metrics.js'
 import { createRateLimitRedis } from '../../src/http/rate-limit.js'
 import { buildTestApp, type TestApp } from '../helpers/app.js'
 import { waitUntil } from '../helpers/assertions.js'
+import { useTestClock } from '../helpers/clock.js'
 import { builtScript, freePort, killAll, START_MS, spawnChild } from '../helpers/process.js'
 import { connectTestRedis, REDIS_URL } from '../helpers/redis.js'
 
@@ -139,10 +140,14 @@ function isJson(line: string): boolean {
 const redisProbe = await connectTestRedis()
 await redisProbe?.quit()
 
-/** A TCP proxy to the test Redis that can be stopped and started again on the same port: an outage. */
+/**
+ * A TCP proxy to the test Redis that can be stopped and started again on the same port (an outage),
+ * or stop passing on what its clients send while their connections stay open (a partition).
+ */
 class RedisOutage {
   private server: net.Server | undefined
   private readonly sockets = new Set<net.Socket>()
+  private readonly pipes = new Map<net.Socket, net.Socket>()
 
   private constructor(readonly port: number) {}
 
@@ -162,7 +167,11 @@ class RedisOutage {
         socket.on('close', () => this.sockets.delete(socket))
       }
       client.pipe(upstream).pipe(client)
-      client.on('close', () => upstream.destroy())
+      this.pipes.set(client, upstream)
+      client.on('close', () => {
+        this.pipes.delete(client)
+        upstream.destroy()
+      })
       upstream.on('close', () => client.destroy())
     })
     await new Promise<void>((resolve, reject) => {
@@ -170,6 +179,19 @@ class RedisOutage {
       server.listen(this.port, '127.0.0.1', () => resolve())
     })
     this.server = server
+  }
+
+  /** Commands reach Redis no more, and nothing tells the client. */
+  partition(): void {
+    for (const [client, upstream] of this.pipes) {
+      client.unpipe(upstream)
+      client.pause()
+    }
+  }
+
+  /** What was held back reaches Redis, and so do new commands. */
+  heal(): void {
+    for (const [client, upstream] of this.pipes) client.pipe(upstream)
   }
 
   /** Refuses new connections and cuts the open ones, as a Redis that went away. */
@@ -217,6 +239,54 @@ describe.skipIf(!redisProbe)('REDIS_URL reachable again', () => {
     await waitUntil(redisUpGauge, (up) => up === 1)
     expect(await burst(t, secret, 1)).toEqual([200])
     expect(await direct?.get(counter)).toBe('2')
+    expect([log.count(UNREACHABLE), log.count(BACK)]).toEqual([1, 1])
+  })
+})
+
+describe.skipIf(!redisProbe)('Redis that stops answering without closing the connection', () => {
+  const clock = useTestClock()
+  let outage: RedisOutage | undefined
+  let direct: Redis | undefined
+  afterAll(async () => {
+    outage?.heal()
+    await outage?.cut()
+    await direct?.quit()
+  })
+
+  it('counts in memory after a count it did not answer, and tries Redis again 5 s later', async () => {
+    outage = await RedisOutage.start()
+    direct = await connectTestRedis()
+    const redis = createRateLimitRedis(`redis://127.0.0.1:${outage.port}`)
+    const log = logCapture()
+    const t = await buildTestApp(
+      { rateLimitMax: MAX, rateLimitWindowMs: WINDOW_MS, logLevel: 'info' },
+      { redis, logStream: log.stream },
+    )
+    apps.push(t)
+    const { id, secret } = await t.key()
+    const counter = `attendance:rl:key:${id}`
+    await waitUntil(redisUpGauge, (up) => up === 1)
+    expect(await burst(t, secret, 1)).toEqual([200])
+
+    outage.partition()
+    // The first count waits for Redis in vain (500 ms), the others do not try it.
+    expect(await burst(t, secret, MAX + 1)).toEqual([200, 200, 200, 429])
+    expect(log.lines.find((line) => line.msg === UNREACHABLE)?.err?.message).toBe('Command timed out')
+    expect(await redisUpGauge()).toBe(0)
+
+    outage.heal()
+    // The count held back reaches Redis late (its request was counted in memory).
+    await waitUntil(
+      () => direct?.get(counter),
+      (count) => count === '2',
+    )
+    // Still counted in memory (where the key is past its limit) until 5 s after the count that failed.
+    expect(await burst(t, secret, 1)).toEqual([429])
+    expect(await direct?.get(counter)).toBe('2')
+    clock.advance(5000)
+    expect(await burst(t, secret, 1)).toEqual([200])
+    expect(await direct?.get(counter)).toBe('3')
+    expect(await redisUpGauge()).toBe(1)
     expect([log.count(UNREACHABLE), log.count(BACK)]).toEqual([1, 1])
   })
 })
