@@ -46,9 +46,16 @@ const WholeNumber = (minimum: number, maximum: number, fallback: number) =>
   Type.Number({ multipleOf: 1, minimum, maximum, default: fallback })
 
 /** The environment as README.md documents it: every variable, its default and its bounds. */
-const Environment = Type.Object({
+export const Environment = Type.Object({
   PORT: WholeNumber(0, 65535, 8080),
   HOST: Type.String({ default: '0.0.0.0' }),
+/** pino's levels, and `silent` (no log at all). */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+
+/** A host name as RFC 1123 spells one: dot-separated labels of letters, digits and inner hyphens. */
+const HOST_NAME =
+  /^(?=.{1,253}\.?$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*\.?$/i
+
   DATABASE_URL: Type.String({
     pattern: '^(sqlite:|postgres://|postgresql://)',
     default: `sqlite:${path.join('data', 'attendance.db')}`,
@@ -56,6 +63,8 @@ const Environment = Type.Object({
   }),
   REDIS_URL: Type.Optional(Type.String()),
   TRUST_PROXY: Type.Optional(Type.String()),
+  // An IP address or a host name (checked in loadConfig); a name that does not resolve stops the
+  // start at listen, with a message naming HOST (listenFailure).
   RATE_LIMIT_MAX: WholeNumber(1, 1_000_000_000, 100),
   RATE_LIMIT_WINDOW_MS: WholeNumber(1, 86_400_000, 1000),
   WEBHOOK_BACKOFF_SCALE: Type.Number({ minimum: 0, maximum: 1000, default: 1 }),
@@ -72,7 +81,10 @@ const Environment = Type.Object({
   // Loopback by default: the metrics say how busy the service is and need no key, so they are
   // opened wider (0.0.0.0 for a scraper on another host) only on purpose.
   METRICS_HOST: Type.String({ default: '127.0.0.1' }),
-  LOG_LEVEL: Type.String({ default: 'info' }),
+  LOG_LEVEL: Type.Union(
+    LOG_LEVELS.map((level) => Type.Literal(level)),
+    { default: 'info' },
+  ),
 })
 type Environment = Static<typeof Environment>
 type Variable = keyof Environment
@@ -98,6 +110,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: values.REDIS_URL,
     trustProxy: trustedProxies(values.TRUST_PROXY),
     rateLimitMax: values.RATE_LIMIT_MAX,
+  for (const name of ['HOST', 'METRICS_HOST'] as const)
+    if (isIP(values[name]) === 0 && !HOST_NAME.test(values[name]))
+      throw new ConfigError(`${name} must be an IP address or a host name (got "${values[name]}")`)
     rateLimitWindowMs: values.RATE_LIMIT_WINDOW_MS,
     webhookBackoffScale: values.WEBHOOK_BACKOFF_SCALE,
     webhookAllowPrivateUrls:
@@ -181,3 +196,61 @@ function isAddressOrRange(entry: string): boolean {
 function shown(name: Variable, raw: string): string {
   return name.endsWith('_URL') ? `${raw.split(':')[0]}:…` : raw
 }
+/**
+ * The configuration in effect, for the one line each long-running process logs at its start: every
+ * variable by name, with the value in use (the default where it is unset or empty, null where an
+ * optional one is unset), and no secret: a URL's password (and a `password` parameter) is `***`.
+ */
+export function configurationSummary(env: NodeJS.ProcessEnv = process.env): Record<string, unknown> {
+  const values: Partial<Record<Variable, unknown>> = parseEnvironment(env)
+  return Object.fromEntries(
+    (Object.keys(Environment.properties) as Variable[]).map((name) => {
+      const value = values[name] ?? null
+      return [name, name.endsWith('_URL') && typeof value === 'string' ? withoutPassword(value) : value]
+    }),
+  )
+}
+
+/** A URL with its password, if any, replaced by `***`; one that does not parse, up to its scheme. */
+function withoutPassword(raw: string): string {
+  const url = URL.parse(raw)
+  if (url === null) return `${raw.split(':')[0]}:…`
+  const parameters = ['password', 'sslpassword'].filter((name) => url.searchParams.has(name))
+  if (url.password === '' && parameters.length === 0) return raw
+  if (url.password !== '') url.password = '***'
+  for (const name of parameters) url.searchParams.set(name, '***')
+  return url.toString()
+}
+
+/**
+ * A listen that failed (the API's on HOST:PORT, the metrics' on METRICS_HOST:METRICS_PORT), in one
+ * line that names the variables to change: Node's own message (`getaddrinfo ENOTFOUND not-a-host`,
+ * `listen EADDRINUSE: address already in use 0.0.0.0:8080`) names none.
+ */
+export function listenFailure(
+  error: unknown,
+  where: { host: string; port: number; hostVariable: Variable; portVariable: Variable },
+): Error {
+  const { host, port, hostVariable, portVariable } = where
+  const code = (error as { code?: unknown } | undefined)?.code
+  const reason = error instanceof Error ? error.message : String(error)
+  const message = (() => {
+    switch (code) {
+      case 'ENOTFOUND':
+      case 'EAI_AGAIN':
+      case 'EAI_FAIL':
+      case 'EAI_NONAME':
+        return `${hostVariable} "${host}" does not resolve to an address (${reason})`
+      case 'EADDRNOTAVAIL':
+        return `${hostVariable} "${host}" is not an address of this machine (${reason})`
+      case 'EADDRINUSE':
+        return `${portVariable} ${port} is already in use on ${hostVariable} "${host}" (${reason})`
+      case 'EACCES':
+        return `${portVariable} ${port} on ${hostVariable} "${host}" needs privileges this process lacks: choose a port above 1023 (${reason})`
+      default:
+        return `could not listen on ${hostVariable} "${host}", ${portVariable} ${port}: ${reason}`
+    }
+  })()
+  return Object.assign(new Error(message), { code })
+}
+

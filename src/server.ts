@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import closeWithGrace from 'close-with-grace'
-import { loadConfig } from './config.js'
+import { configurationSummary, listenFailure, loadConfig } from './config.js'
 import { startMetricsListener } from './http/metrics.js'
 import { stopWhenLauncherExits } from './lib/parent-watch.js'
 import { startApp } from './runtime.js'
@@ -10,6 +10,7 @@ import { startApp } from './runtime.js'
 export async function serve(): Promise<void> {
   const config = loadConfig()
   const { app, firstKey } = await startApp(config)
+  app.log.info({ config: configurationSummary() }, 'configuration')
   // Before the API listens: a metrics port in use stops the start rather than leave a process
   // nobody can watch.
   const metrics =
@@ -36,7 +37,14 @@ export async function serve(): Promise<void> {
       `Created account "default" and a test-mode API key (shown once, keep it):\n  ${firstKey.secret}`,
     )
   }
-  await app.listen({ port: config.port, host: config.host })
+  await app.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
+    throw listenFailure(error, {
+      host: config.host,
+      port: config.port,
+      hostVariable: 'HOST',
+      portVariable: 'PORT',
+    })
+  })
   if (firstKey) {
     // The port really bound (PORT=0 picks a free one).
     const address = app.server.address()

@@ -1,10 +1,10 @@
 import closeWithGrace from 'close-with-grace'
 import pino from 'pino'
 import { createRetention, createSweep, createWorker } from './app.js'
-import { loadConfig } from './config.js'
+import { configurationSummary, loadConfig } from './config.js'
 import { openServiceDatabase } from './db/connection.js'
 import { migrateToLatest } from './db/migrate.js'
-import { startMetricsListener } from './http/metrics.js'
+import { loopLiveness, startMetricsListener } from './http/metrics.js'
 import { stopWhenLauncherExits } from './lib/parent-watch.js'
 
 /**
@@ -15,13 +15,20 @@ import { stopWhenLauncherExits } from './lib/parent-watch.js'
 export async function runWorker(): Promise<void> {
   const config = loadConfig()
   const log = pino({ level: config.logLevel })
+  log.info({ config: configurationSummary() }, 'configuration')
   const { db } = openServiceDatabase(config)
   await migrateToLatest(db)
+  const worker = createWorker(config, db, log)
   const metrics =
     config.metricsPort === undefined
       ? undefined
-      : await startMetricsListener({ host: config.metricsHost, port: config.metricsPort, db, log })
-  const worker = createWorker(config, db, log)
+      : await startMetricsListener({
+          host: config.metricsHost,
+          port: config.metricsPort,
+          db,
+          log,
+          liveness: loopLiveness(worker.lastPassAt),
+        })
   const sweep = createSweep(config, db, log)
   const retention = createRetention(config, db, log)
   closeWithGrace({ delay: config.webhookTimeoutMs + 5000 }, async ({ signal, err }) => {

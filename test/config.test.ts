@@ -1,5 +1,15 @@
+import fs from 'node:fs'
+import path from 'node:path'
+import pino from 'pino'
 import { describe, expect, it } from 'vitest'
-import { ConfigError, loadConfig } from '../src/config.js'
+import {
+  ConfigError,
+  configurationSummary,
+  Environment,
+  LOG_LEVELS,
+  listenFailure,
+  loadConfig,
+} from '../src/config.js'
 
 describe('loadConfig', () => {
   it('fills in every default of the README table', () => {
@@ -141,3 +151,90 @@ describe('loadConfig', () => {
     )
   })
 })
+
+describe('LOG_LEVEL and HOST', () => {
+  it("LOG_LEVEL is one of pino's levels or silent; anything else is refused naming it", () => {
+    expect(LOG_LEVELS).toEqual([...Object.keys(pino.levels.values).sort(byLevel), 'silent'])
+    for (const level of LOG_LEVELS) expect(loadConfig({ LOG_LEVEL: level }).logLevel).toBe(level)
+    expect(() => loadConfig({ LOG_LEVEL: 'verbose' })).toThrow(
+      new ConfigError(
+        'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "verbose")',
+      ),
+    )
+  })
+
+  it('HOST and METRICS_HOST are an IP address or a host name', () => {
+    for (const host of ['0.0.0.0', '::', '::1', '10.1.2.3', 'localhost', 'api.internal', 'not-a-host'])
+      expect(loadConfig({ HOST: host, METRICS_HOST: host })).toMatchObject({ host, metricsHost: host })
+    for (const name of ['HOST', 'METRICS_HOST'])
+      for (const host of ['http://example.com', 'example.com:80', '-x', 'a b', 'a..b', 'under_score'])
+        expect(() => loadConfig({ [name]: host })).toThrow(
+          new ConfigError(`${name} must be an IP address or a host name (got "${host}")`),
+        )
+  })
+
+  it.each([
+    ['ENOTFOUND', 'HOST "not-a-host" does not resolve to an address (getaddrinfo ENOTFOUND not-a-host)'],
+    ['EADDRNOTAVAIL', 'HOST "not-a-host" is not an address of this machine'],
+    ['EADDRINUSE', 'PORT 80 is already in use on HOST "not-a-host"'],
+    ['EACCES', 'PORT 80 on HOST "not-a-host" needs privileges this process lacks'],
+  ])('a listen that fails with %s names the variables in one line', (code, message) => {
+    const error = Object.assign(new Error(`getaddrinfo ${code} not-a-host`), { code })
+    const failure = listenFailure(error, {
+      host: 'not-a-host',
+      port: 80,
+      hostVariable: 'HOST',
+      portVariable: 'PORT',
+    })
+    expect(failure.message).toContain(message)
+    expect(failure.message).not.toContain('\n')
+  })
+})
+
+describe('the configuration a process logs at its start', () => {
+  it('names every variable with the value in use: defaults for unset and empty ones, null for unset optional ones', () => {
+    const summary = configurationSummary({ PORT: '', LOG_LEVEL: 'warn' })
+    expect(Object.keys(summary)).toEqual(Object.keys(Environment.properties))
+    expect(summary).toMatchObject({ PORT: 8080, LOG_LEVEL: 'warn', REDIS_URL: null, METRICS_PORT: null })
+  })
+
+  it('never shows a password: a URL keeps its user, host and database, its password is ***', () => {
+    const summary = configurationSummary({
+      DATABASE_URL: 'postgres://app:s3cret@db.internal:5432/attendance?options=-c%20search_path%3Dx',
+      REDIS_URL: 'rediss://:r3dis@cache:6380/2',
+    })
+    expect(summary.DATABASE_URL).toBe(
+      'postgres://app:***@db.internal:5432/attendance?options=-c%20search_path%3Dx',
+    )
+    expect(summary.REDIS_URL).toBe('rediss://:***@cache:6380/2')
+    expect(configurationSummary({ DATABASE_URL: 'postgres://db/x?password=s3cret' }).DATABASE_URL).toBe(
+      'postgres://db/x?password=***',
+    )
+    expect(configurationSummary({ DATABASE_URL: 'sqlite:/var/lib/attendance/a.db' }).DATABASE_URL).toBe(
+      'sqlite:/var/lib/attendance/a.db',
+    )
+    expect(JSON.stringify(summary)).not.toMatch(/s3cret|r3dis/)
+  })
+})
+
+describe('README.md documents every variable with its bounds', () => {
+  const readme = fs.readFileSync(path.join(import.meta.dirname, '..', 'README.md'), 'utf8')
+  const rows = readme.split('\n').filter((line) => line.startsWith('| `'))
+
+  it.each(Object.entries(Environment.properties))('%s', (name, schema) => {
+    const row = rows.find((line) => (line.split(' | ')[0] ?? '').includes(`\`${name}\``))
+    expect(row, `README.md has no row for ${name}`).toBeDefined()
+    const { minimum, maximum, anyOf } = schema as {
+      minimum?: number
+      maximum?: number
+      anyOf?: { const: string }[]
+    }
+    if (minimum !== undefined) expect(row).toContain(`${minimum}–${maximum}`)
+    for (const option of anyOf ?? []) expect(row).toContain(`\`${option.const}\``)
+  })
+})
+
+/** pino's levels from the most severe. */
+function byLevel(a: string, b: string): number {
+  return (pino.levels.values[b] ?? 0) - (pino.levels.values[a] ?? 0)
+}

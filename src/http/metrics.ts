@@ -2,6 +2,7 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { Gauge, Registry } from 'prom-client'
+import { listenFailure } from '../config.js'
 import { collectProcessMetrics, httpRequestDuration, httpRequests, processRegistry } from '../core/metrics.js'
 import type { Db } from '../db/types.js'
 import { clock } from '../lib/clock.js'
@@ -40,6 +41,35 @@ export function registerRequestMetrics(app: FastifyInstance): void {
   })
 }
 
+/**
+ * How long a worker's loop may go without finishing a pass before `GET /healthz` on its metrics
+ * listener says it is stalled. A loop waits at most a second between passes, and a pass is a few
+ * statements: a minute without one is a call that does not return (a hung connection), which a
+ * restart cures, never mere load.
+ */
+export const LOOP_STALL_MS = 60_000
+
+/** What `GET /healthz` on the metrics listener answers: 200 when `alive`, else 503; the rest is its body. */
+export type Liveness = () => { alive: boolean } & Record<string, unknown>
+
+/**
+ * A worker's liveness from when each of its loops last finished a pass (`WebhookWorker.lastPassAt`):
+ * alive while every one did within `stallMs`, by the process clock.
+ */
+export function loopLiveness(
+  lastPassAt: Readonly<Record<string, number>>,
+  stallMs = LOOP_STALL_MS,
+): Liveness {
+  return () => {
+    const now = clock.now()
+    const loops = Object.fromEntries(
+      Object.entries(lastPassAt).map(([name, at]) => [name, { since_last_pass_ms: now - at }]),
+    )
+    const alive = Object.values(lastPassAt).every((at) => now - at <= stallMs)
+    return { alive, status: alive ? 'alive' : 'stalled', stall_after_ms: stallMs, loops }
+  }
+}
+
 export interface MetricsListener {
   /** Where `GET /metrics` answers, with the port really bound (METRICS_PORT=0 picks one). */
   url: string
@@ -48,22 +78,32 @@ export interface MetricsListener {
 
 /**
  * The second listener (METRICS_PORT on METRICS_HOST): `GET /metrics` in the Prometheus text format,
- * and nothing else; never on the API's port, so the API's clients and its rate limit never see it.
- * A plain `node:http` server: no hooks, auth or envelope to go through, and it keeps answering the
- * process metrics while the API is busy or its database is not.
+ * and, given a `liveness` (`cli worker`, which has no API port for a probe), `GET /healthz`; never on
+ * the API's port, so the API's clients and its rate limit never see it. A plain `node:http` server:
+ * no hooks, auth or envelope to go through, and it keeps answering the process metrics while the API
+ * is busy or its database is not.
  */
 export async function startMetricsListener(options: {
   host: string
   port: number
   db: Db
   log: Logger
+  liveness?: Liveness
 }): Promise<MetricsListener> {
-  const { host, port, db, log } = options
+  const { host, port, db, log, liveness } = options
   collectProcessMetrics()
   const registry = Registry.merge([processRegistry, databaseGauges(db, log)])
   const server = http.createServer((request, response) => {
     const path = (request.url ?? '').split('?', 1)[0]
-    if (path !== '/metrics' || (request.method !== 'GET' && request.method !== 'HEAD')) {
+    const readOnly = request.method === 'GET' || request.method === 'HEAD'
+    if (path === '/healthz' && liveness && readOnly) {
+      const { alive, ...body } = liveness()
+      response
+        .writeHead(alive ? 200 : 503, { 'content-type': 'application/json; charset=utf-8' })
+        .end(request.method === 'HEAD' ? undefined : JSON.stringify(body))
+      return
+    }
+    if (path !== '/metrics' || !readOnly) {
       response.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found\n')
       return
     }
@@ -79,9 +119,11 @@ export async function startMetricsListener(options: {
     )
   })
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
+    const failed = (error: unknown) =>
+      reject(listenFailure(error, { host, port, hostVariable: 'METRICS_HOST', portVariable: 'METRICS_PORT' }))
+    server.once('error', failed)
     server.listen(port, host, () => {
-      server.off('error', reject)
+      server.off('error', failed)
       resolve()
     })
   })

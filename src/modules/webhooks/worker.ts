@@ -120,6 +120,12 @@ export class WebhookWorker {
   /** Whether the send loop waits for room (then a finished attempt may end its wait). */
   private waitingForRoom = false
   private stopped: Promise<void> | undefined
+  /**
+   * When each loop last finished a pass, by the process clock: the worker's liveness (`GET /healthz`
+   * on the metrics listener of `cli worker`, http/metrics.ts). Each waits at most a second between
+   * passes, so a loop that has not finished one for long is stuck in a call that does not return.
+   */
+  readonly lastPassAt = { dispatch: 0, send: 0 }
   private readonly successes = new BatchedWrites<FinishedAttempt>((batch) =>
     this.db.transaction().execute((trx) => recordSuccesses(trx, batch)),
   )
@@ -148,6 +154,7 @@ export class WebhookWorker {
   start(): void {
     if (this.running) return
     this.running = true
+    this.lastPassAt.dispatch = this.lastPassAt.send = clock.now()
     // The loops use several connections at once (a dispatch, a claim and its two look-ups, a
     // record): opened now rather than by the first burst of events, which would wait for them.
     openConnections(this.db, POOL_KEPT).catch((error: unknown) =>
@@ -190,6 +197,7 @@ export class WebhookWorker {
       } catch (error) {
         this.log.error({ err: error }, 'webhook dispatch failed')
       }
+      this.lastPassAt.dispatch = clock.now()
       if (dispatched >= DISPATCH_BATCH || !this.running) continue
       // While events keep coming, come back soon (a full batch: at once), but not in a tight loop:
       // each pass is a write transaction, which on SQLite holds the one connection the API's
@@ -211,6 +219,7 @@ export class WebhookWorker {
       } catch (error) {
         this.log.error({ err: error }, 'webhook claim failed')
       }
+      this.lastPassAt.send = clock.now()
       if (next === 'again' || !this.running) continue
       this.waitingForRoom = next === 'room'
       await this.sendPause.wait(this.pollMs)
