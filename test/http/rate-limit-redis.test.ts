@@ -6,7 +6,7 @@ import { createRateLimitRedis } from '../../src/http/rate-limit.js'
 import { buildTestApp, type TestApp } from '../helpers/app.js'
 import { waitUntil } from '../helpers/assertions.js'
 import { useTestClock } from '../helpers/clock.js'
-import { builtScript, freePort, killAll, START_MS, spawnChild } from '../helpers/process.js'
+import { builtScript, freePort, killAll, run, START_MS, spawnChild } from '../helpers/process.js'
 import { connectTestRedis, REDIS_URL } from '../helpers/redis.js'
 
 /**
@@ -125,6 +125,20 @@ describe('REDIS_URL unreachable, in the process npm start runs', () => {
     },
     START_MS + 60_000,
   )
+})
+
+describe('a malformed REDIS_URL', () => {
+  it.each([
+    ['notaurl', 'notaurl:…'],
+    ['redis://:s3cret@cache:port', 'redis:…'],
+  ])('REDIS_URL=%s stops the start with one line naming it, and not its password', async (url, shown) => {
+    const result = await run(process.execPath, [builtScript('server')], {
+      env: { REDIS_URL: url, HOST: '127.0.0.1', PORT: '0', DATABASE_URL: 'sqlite::memory:' },
+    })
+    expect(result.code).toBe(1)
+    expect(result.stdout).toBe('')
+    expect(result.stderr).toBe(`REDIS_URL must be a redis:// or rediss:// URL (got "${shown}")\n`)
+  })
 })
 
 function isJson(line: string): boolean {
