@@ -395,6 +395,11 @@ async function main() {
     if (process.env.BENCH_EXPLAIN !== '0') {
       await explain(target, key.account_id, lastId, operator.id, from, to)
       await explainOverlap(target, key.account_id, heavy.id)
+      const scanned = await explainEveryFilter(target, key.account_id, operator)
+      if (scanned.length > 0) {
+        console.error(`FAIL: no index serves the filter ${scanned.join(', ')}`)
+        exitCode = 1
+      }
     }
   } finally {
     // app.close() destroyed `db` already on success; destroying twice is harmless.
@@ -454,6 +459,89 @@ async function explain(
   } finally {
     await db.destroy()
   }
+}
+
+/**
+ * The first page of the list with each of its filters alone (and by work date), as the sessions
+ * repository builds it: the index each plan reads, whether it reads in the list's order (no sort of
+ * what it found), and on PostgreSQL its buffers and time. Answers the filters that no index serves
+ * (a scan of the table), which fail the run.
+ */
+async function explainEveryFilter(target: Target, accountId: string, operator: Insertable<OperatorsTable>) {
+  const { filteredSessionsQuery } = await import('../src/modules/sessions/repository.js')
+  const { db } = openDatabase(target.url)
+  const auth = { keyId: 'bench', accountId, livemode: false }
+  const month = { from: Date.parse('2025-06-01T00:00:00Z'), to: Date.parse('2025-07-01T00:00:00Z') }
+  const sample = await db
+    .selectFrom('sessions')
+    .select(['device_code', 'location_id'])
+    .where('operator_id', '=', operator.id as string)
+    .executeTakeFirstOrThrow()
+  const created = { order: 'created', beforeId: undefined } as const
+  const lists = [
+    ['operator_id', { operator_id: operator.id as string }, created],
+    ['operator_ident', { operator_ident: operator.ident as string }, created],
+    ['device_id', { device_id: sample.device_code }, created],
+    ['location_id', { location_id: sample.location_id ?? '' }, created],
+    ['is_flagged=true', { is_flagged: true }, created],
+    ['is_flagged=false', { is_flagged: false }, created],
+    ['status=open', { status: 'open' }, created],
+    ['status=completed', { status: 'completed' }, created],
+    ['check_in range (June)', { checkInFrom: month.from, checkInTo: month.to }, created],
+    ['review_status=pending', { review_status: 'pending' }, created],
+    ['work_date range (June)', { work_date_from: '2025-06-01', work_date_to: '2025-06-30' }, created],
+    ['order=work_date', {}, { order: 'work_date', after: undefined }],
+    [
+      'order=work_date, work_date range',
+      { work_date_from: '2025-06-01' },
+      { order: 'work_date', after: undefined },
+    ],
+  ] as const
+  const scanned: string[] = []
+  const plans: string[] = []
+  console.log('')
+  console.log(`Every filter's first page (limit ${PAGE}), ${target.dialect}:`)
+  console.log('')
+  console.log('| filter | index | in order | rows | ms | buffers (hit + read) |')
+  console.log('|---|---|---|---:|---:|---:|')
+  try {
+    for (const [name, filters, start] of lists) {
+      const query = filteredSessionsQuery(db, auth, filters, start, PAGE + 1).compile()
+      const prefix = target.dialect === 'postgres' ? 'explain (analyze, buffers) ' : 'explain query plan '
+      const plan = await db.executeQuery<Record<string, unknown>>({ ...query, sql: prefix + query.sql })
+      const lines = plan.rows.map((row) =>
+        String(target.dialect === 'postgres' ? row['QUERY PLAN'] : row.detail),
+      )
+      const indexes = [
+        ...new Set(
+          lines.flatMap((line) => [...line.matchAll(/\b(?:using|on|INDEX) (\w+)/g)].map((m) => m[1])),
+        ),
+      ].filter((name) => name !== 'sessions' && name !== undefined)
+      const seqScan = lines.some((line) => /Seq Scan on sessions|^SCAN sessions$/.test(line.trim()))
+      // An incremental sort orders only rows the index already gives in its leading order (one work
+      // date's sessions by id); a full sort orders everything the filter found.
+      const order = lines.some((line) => /\bIncremental Sort\b/.test(line))
+        ? 'sorted within the index order'
+        : lines.some((line) => /\bSort\b|TEMP B-TREE/.test(line))
+          ? 'no (sort)'
+          : 'yes'
+      if (seqScan) scanned.push(name)
+      plans.push('', `Plan, ${name}: ${query.sql}`, ...lines.map((line) => `  ${line}`))
+      const rows = (await db.executeQuery(query)).rows.length
+      const ms = lines.find((line) => line.startsWith('Execution Time'))?.match(/[\d.]+/)?.[0] ?? '—'
+      // Hit in PostgreSQL's cache and read from the OS: both are pages the plan had to visit.
+      const top = lines.find((line) => line.includes('Buffers:'))
+      const visited = (kind: string) => Number(top?.match(new RegExp(`${kind}=(\\d+)`))?.[1] ?? 0)
+      const buffers = top === undefined ? '—' : String(visited('hit') + visited('read'))
+      console.log(
+        `| ${name} | ${seqScan ? 'none (scan)' : indexes.join(', ')} | ${order} | ${rows} | ${ms} | ${buffers} |`,
+      )
+    }
+  } finally {
+    await db.destroy()
+  }
+  for (const line of plans) console.log(line)
+  return scanned
 }
 
 /** The budgets of docs/performance.md: first page of a month, whole CSV of a month. */

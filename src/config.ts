@@ -33,6 +33,14 @@ export interface Config {
   /** How often the worker runs a retention pass (not an environment variable: only tests want another). */
   retentionIntervalMs: number
   logLevel: string
+  /** SHUTDOWN_GRACE_MS: after SIGTERM, how long the process still serves while `/readyz` says 503. */
+  shutdownGraceMs: number
+  /** DATABASE_STARTUP_TIMEOUT_MS: how long a start retries a database it cannot reach. */
+  databaseStartupTimeoutMs: number
+  /** DATABASE_STATEMENT_TIMEOUT_MS: the longest a PostgreSQL statement (or a wait for a connection) may take. */
+  databaseStatementTimeoutMs: number
+  /** FIRST_KEY_FILE: where the first-start key is written when stdout is not a terminal. */
+  firstKeyFile: string
 }
 
 const SESSION_SWEEP_INTERVAL_MS = 15_000
@@ -41,14 +49,6 @@ const RETENTION_INTERVAL_MS = 5 * 60_000
 
 export class ConfigError extends Error {}
 
-/** A whole number in [minimum, maximum]; `multipleOf` rather than `Type.Integer`, which TypeBox would truncate. */
-const WholeNumber = (minimum: number, maximum: number, fallback: number) =>
-  Type.Number({ multipleOf: 1, minimum, maximum, default: fallback })
-
-/** The environment as README.md documents it: every variable, its default and its bounds. */
-export const Environment = Type.Object({
-  PORT: WholeNumber(0, 65535, 8080),
-  HOST: Type.String({ default: '0.0.0.0' }),
 /** pino's levels, and `silent` (no log at all). */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
@@ -56,6 +56,16 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 const HOST_NAME =
   /^(?=.{1,253}\.?$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*\.?$/i
 
+/** A whole number in [minimum, maximum]; `multipleOf` rather than `Type.Integer`, which TypeBox would truncate. */
+const WholeNumber = (minimum: number, maximum: number, fallback: number) =>
+  Type.Number({ multipleOf: 1, minimum, maximum, default: fallback })
+
+/** The environment as README.md documents it: every variable, its default and its bounds. */
+export const Environment = Type.Object({
+  PORT: WholeNumber(0, 65535, 8080),
+  // An IP address or a host name (checked in loadConfig); a name that does not resolve stops the
+  // start at listen, with a message naming HOST (listenFailure).
+  HOST: Type.String({ default: '0.0.0.0' }),
   DATABASE_URL: Type.String({
     pattern: '^(sqlite:|postgres://|postgresql://)',
     default: `sqlite:${path.join('data', 'attendance.db')}`,
@@ -63,8 +73,6 @@ const HOST_NAME =
   }),
   REDIS_URL: Type.Optional(Type.String()),
   TRUST_PROXY: Type.Optional(Type.String()),
-  // An IP address or a host name (checked in loadConfig); a name that does not resolve stops the
-  // start at listen, with a message naming HOST (listenFailure).
   RATE_LIMIT_MAX: WholeNumber(1, 1_000_000_000, 100),
   RATE_LIMIT_WINDOW_MS: WholeNumber(1, 86_400_000, 1000),
   WEBHOOK_BACKOFF_SCALE: Type.Number({ minimum: 0, maximum: 1000, default: 1 }),
@@ -85,6 +93,10 @@ const HOST_NAME =
     LOG_LEVELS.map((level) => Type.Literal(level)),
     { default: 'info' },
   ),
+  SHUTDOWN_GRACE_MS: WholeNumber(0, 300_000, 5000),
+  DATABASE_STARTUP_TIMEOUT_MS: WholeNumber(0, 3_600_000, 60_000),
+  DATABASE_STATEMENT_TIMEOUT_MS: WholeNumber(100, 3_600_000, 30_000),
+  FIRST_KEY_FILE: Type.String({ default: path.join('data', 'first-key.txt') }),
 })
 type Environment = Static<typeof Environment>
 type Variable = keyof Environment
@@ -98,6 +110,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // The metrics are never served on the API's port (0 is not a port but "pick a free one", for each).
   if (values.METRICS_PORT !== undefined && values.METRICS_PORT !== 0 && values.METRICS_PORT === values.PORT)
     throw new ConfigError(`METRICS_PORT must differ from PORT (got "${values.METRICS_PORT}" for both)`)
+  for (const name of ['HOST', 'METRICS_HOST'] as const)
+    if (isIP(values[name]) === 0 && !HOST_NAME.test(values[name]))
+      throw new ConfigError(`${name} must be an IP address or a host name (got "${values[name]}")`)
   // Read by ioredis, which takes anything (`notaurl` is a host name) and then retries it forever.
   if (values.REDIS_URL !== undefined && !/^rediss?:$/.test(URL.parse(values.REDIS_URL)?.protocol ?? ''))
     throw new ConfigError(
@@ -110,9 +125,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: values.REDIS_URL,
     trustProxy: trustedProxies(values.TRUST_PROXY),
     rateLimitMax: values.RATE_LIMIT_MAX,
-  for (const name of ['HOST', 'METRICS_HOST'] as const)
-    if (isIP(values[name]) === 0 && !HOST_NAME.test(values[name]))
-      throw new ConfigError(`${name} must be an IP address or a host name (got "${values[name]}")`)
     rateLimitWindowMs: values.RATE_LIMIT_WINDOW_MS,
     webhookBackoffScale: values.WEBHOOK_BACKOFF_SCALE,
     webhookAllowPrivateUrls:
@@ -126,6 +138,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     eventRetentionDays: values.EVENT_RETENTION_DAYS,
     retentionIntervalMs: RETENTION_INTERVAL_MS,
     logLevel: values.LOG_LEVEL,
+    shutdownGraceMs: values.SHUTDOWN_GRACE_MS,
+    databaseStartupTimeoutMs: values.DATABASE_STARTUP_TIMEOUT_MS,
+    databaseStatementTimeoutMs: values.DATABASE_STATEMENT_TIMEOUT_MS,
+    firstKeyFile: values.FIRST_KEY_FILE,
   }
 }
 
@@ -192,10 +208,6 @@ function isAddressOrRange(entry: string): boolean {
   return /^\d+$/.test(prefix) && Number(prefix) >= 1 && Number(prefix) <= (version === 4 ? 32 : 128)
 }
 
-/** URLs may carry a password: a bad one is repeated up to its scheme only. */
-function shown(name: Variable, raw: string): string {
-  return name.endsWith('_URL') ? `${raw.split(':')[0]}:…` : raw
-}
 /**
  * The configuration in effect, for the one line each long-running process logs at its start: every
  * variable by name, with the value in use (the default where it is unset or empty, null where an
@@ -254,3 +266,7 @@ export function listenFailure(
   return Object.assign(new Error(message), { code })
 }
 
+/** URLs may carry a password: a bad one is repeated up to its scheme only. */
+function shown(name: Variable, raw: string): string {
+  return name.endsWith('_URL') ? `${raw.split(':')[0]}:…` : raw
+}

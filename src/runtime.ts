@@ -1,22 +1,58 @@
+import type { Logger } from 'pino'
 import { buildApp } from './app.js'
 import type { Config } from './config.js'
-import { openServiceDatabase } from './db/connection.js'
-import { migrateToLatest } from './db/migrate.js'
+import { openServiceDatabase, shownDatabaseUrl } from './db/connection.js'
+import { errorInOneLine, migrateWhenReachable } from './db/migrate.js'
+import type { Db } from './db/types.js'
 import { createRateLimitRedis } from './http/rate-limit.js'
 import { type CreatedKey, countAccounts, createKey } from './modules/keys/service.js'
+
+export interface StartOptions {
+  /** Where each failed attempt to reach the database is logged. */
+  log?: Logger
+  /** Called after each failed attempt (the server listens meanwhile, saying it is not ready). */
+  onUnreachable?: () => Promise<void>
+}
 
 /**
  * Opens the database, migrates it and builds the app, as `npm start` and `cli serve` do. On an
  * empty database it creates the `default` account and one test key labelled `first key`, returned
- * for printing.
+ * for printing. A database it cannot reach is tried again (`openReachableDatabase`).
  */
-export async function startApp(config: Config) {
-  const { db } = openServiceDatabase(config)
-  await migrateToLatest(db)
+export async function startApp(config: Config, options: StartOptions = {}) {
+  const db = await openReachableDatabase(config, options)
   let firstKey: CreatedKey | undefined
   if ((await countAccounts(db)) === 0)
     firstKey = await createKey(db, { account: 'default', mode: 'test', label: 'first key' })
   const redis = config.redisUrl ? createRateLimitRedis(config.redisUrl) : undefined
   const app = await buildApp({ config, db, redis })
   return { app, firstKey }
+}
+
+/**
+ * The service's database, migrated, as the server and the worker start on it: tried again while it
+ * cannot be reached, for up to DATABASE_STARTUP_TIMEOUT_MS (db/migrate.ts, `migrateWhenReachable`),
+ * each failure one JSON line naming DATABASE_URL (without its password). Past the bound, or on any
+ * other failure, the database is closed and the error thrown.
+ */
+export async function openReachableDatabase(config: Config, options: StartOptions = {}): Promise<Db> {
+  const { db } = openServiceDatabase(config)
+  const url = shownDatabaseUrl(config.databaseUrl)
+  try {
+    await migrateWhenReachable(db, {
+      url: config.databaseUrl,
+      timeoutMs: config.databaseStartupTimeoutMs,
+      onFailure: async ({ error, attempt, retryInMs }) => {
+        options.log?.warn(
+          { database_url: url, attempt, retry_in_ms: retryInMs, error: errorInOneLine(error) },
+          `DATABASE_URL ${url} cannot be reached; trying again in ${retryInMs} ms`,
+        )
+        await options.onUnreachable?.()
+      },
+    })
+  } catch (error) {
+    await db.destroy().catch(() => undefined)
+    throw error
+  }
+  return db
 }

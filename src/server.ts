@@ -1,16 +1,71 @@
-import { realpathSync } from 'node:fs'
+import fs from 'node:fs'
+import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import closeWithGrace from 'close-with-grace'
-import { configurationSummary, listenFailure, loadConfig } from './config.js'
+import pino, { type Logger } from 'pino'
+import { type Config, configurationSummary, listenFailure, loadConfig } from './config.js'
+import { ConnectionDrain } from './http/drain.js'
 import { startMetricsListener } from './http/metrics.js'
+import { listenWhileStarting, type StartingListener } from './http/readiness.js'
+import { clock } from './lib/clock.js'
 import { stopWhenLauncherExits } from './lib/parent-watch.js'
+import type { CreatedKey } from './modules/keys/service.js'
 import { startApp } from './runtime.js'
 
-/** `npm start`: serve the API until SIGTERM or SIGINT, then finish in-flight requests and close. */
+/**
+ * How long the drain may take once the grace is over: the requests in flight finishing, the inline
+ * worker recording its attempts, the database closing. Past it the process exits 1 all the same.
+ */
+export const DRAIN_MS = 10_000
+
+/** What `/readyz` says while the database cannot be reached at start-up. */
+const WAITING_FOR_DATABASE = 'the database (DATABASE_URL) cannot be reached yet; the process keeps trying'
+
+/**
+ * `npm start`: serve the API until SIGTERM or SIGINT, then drain: `/readyz` answers 503 at once, the
+ * API goes on serving for SHUTDOWN_GRACE_MS (load balancers take the process out of rotation), then
+ * the listener closes, the requests in flight finish, the database closes and the process exits 0.
+ */
 export async function serve(): Promise<void> {
   const config = loadConfig()
-  const { app, firstKey } = await startApp(config)
-  app.log.info({ config: configurationSummary() }, 'configuration')
+  const log = pino({ level: config.logLevel })
+  log.info({ config: configurationSummary() }, 'configuration')
+  let starting: StartingListener | undefined
+  // What a signal does: while the database is awaited, close the waiting listener; once the app
+  // is up, the drain (below).
+  let stop = async () => {
+    await starting?.close()
+  }
+  closeWithGrace(
+    {
+      delay: config.shutdownGraceMs + DRAIN_MS,
+      // Its own lines (a second signal, an error) as JSON, like every other line of the process.
+      logger: log,
+      onTimeout: (delay) =>
+        log.error(
+          { grace_ms: config.shutdownGraceMs, drain_ms: DRAIN_MS },
+          `shutdown did not finish within ${delay} ms; exiting`,
+        ),
+    },
+    async ({ signal, err }) => {
+      if (err) log.error({ err }, 'shutting down after an error')
+      else log.info({ signal }, 'shutting down')
+      await stop()
+    },
+  )
+  stopWhenLauncherExits(log)
+  const { app, firstKey } = await startApp(config, {
+    log,
+    onUnreachable: async () => {
+      starting ??= await listenWhileStarting({
+        host: config.host,
+        port: config.port,
+        reason: WAITING_FOR_DATABASE,
+      }).catch((error: unknown) => {
+        throw listenFailure(error, apiAddress(config))
+      })
+    },
+  })
   // Before the API listens: a metrics port in use stops the start rather than leave a process
   // nobody can watch.
   const metrics =
@@ -22,30 +77,30 @@ export async function serve(): Promise<void> {
           db: app.db,
           log: app.log,
         })
-  closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
-    if (err) app.log.error({ err }, 'shutting down after an error')
-    else app.log.info({ signal }, 'shutting down')
-    // The listener first: its database gauges read the database the app closes.
-    await metrics?.close()
-    await app.close()
-  })
-  stopWhenLauncherExits(app.log)
-  // The key is shown before listening: a start that then fails to listen (port in use) has already
-  // stored it, and the next start will not print another one.
-  if (firstKey) {
-    console.log(
-      `Created account "default" and a test-mode API key (shown once, keep it):\n  ${firstKey.secret}`,
+  const connections = new ConnectionDrain(app.server)
+  stop = async () => {
+    app.beginShutdown()
+    app.log.info(
+      { grace_ms: config.shutdownGraceMs },
+      `not ready; serving for ${config.shutdownGraceMs} ms more (SHUTDOWN_GRACE_MS)`,
     )
+    await new Promise<void>((resolve) => clock.schedule(resolve, config.shutdownGraceMs))
+    app.log.info('grace period over: closing the listener, finishing the requests in flight')
+    await connections.drain()
+    // The metrics listener before the app: its database gauges read the database the app closes.
+    await metrics?.close()
+    // The listener is closed already: Fastify's close stops the inline worker and closes the database.
+    await app.close()
   }
-  await app.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
-    throw listenFailure(error, {
-      host: config.host,
-      port: config.port,
-      hostVariable: 'HOST',
-      portVariable: 'PORT',
-    })
+  // The key is handed over before listening: a start that then fails to listen (port in use) has
+  // already stored it, and the next start will not make another one.
+  const shown = firstKey ? handOverFirstKey(firstKey, config, log) : undefined
+  // The port the waiting listener held (PORT=0 picked it), taken over by the app.
+  await starting?.close()
+  await app.listen({ port: starting?.port ?? config.port, host: config.host }).catch((error: unknown) => {
+    throw listenFailure(error, apiAddress(config))
   })
-  if (firstKey) {
+  if (shown === 'terminal' && firstKey) {
     // The port really bound (PORT=0 picks a free one).
     const address = app.server.address()
     const port = typeof address === 'object' && address ? address.port : config.port
@@ -53,6 +108,36 @@ export async function serve(): Promise<void> {
       `Try: curl -H "Authorization: Bearer ${firstKey.secret}" http://localhost:${port}/v1/operators`,
     )
   }
+}
+
+/** The API's address, as a failed listen names it. */
+function apiAddress(config: Config) {
+  return { host: config.host, port: config.port, hostVariable: 'HOST', portVariable: 'PORT' } as const
+}
+
+/**
+ * The first-start key, shown once. On a terminal it is printed for the person who started the
+ * service. Otherwise stdout is a log (a file, journald, a container's log), where a key must never be
+ * written: it goes to FIRST_KEY_FILE instead, readable by its owner only (0600), and one log line
+ * says where, without the key.
+ */
+function handOverFirstKey(key: CreatedKey, config: Config, log: Logger): 'terminal' | 'file' {
+  if (process.stdout.isTTY) {
+    console.log(`Created account "default" and a test-mode API key (shown once, keep it):\n  ${key.secret}`)
+    return 'terminal'
+  }
+  const file = path.resolve(config.firstKeyFile)
+  fs.mkdirSync(path.dirname(file), { recursive: true })
+  // Written to a new file, created 0600, then renamed over any file an earlier database left: an
+  // existing file written in place would keep its own permissions.
+  const written = `${file}.${process.pid}.tmp`
+  fs.writeFileSync(written, `${key.secret}\n`, { mode: 0o600, flag: 'wx' })
+  fs.renameSync(written, file)
+  log.info(
+    { file, key_id: key.id },
+    `created account "default" and a test-mode API key; the key is in ${file} (readable by this user only)`,
+  )
+  return 'file'
 }
 
 /**
@@ -63,7 +148,7 @@ function isEntryPoint(): boolean {
   const script = process.argv[1]
   if (!script) return false
   try {
-    return realpathSync(script) === fileURLToPath(import.meta.url)
+    return fs.realpathSync(script) === fileURLToPath(import.meta.url)
   } catch {
     return false
   }

@@ -2,10 +2,9 @@ import closeWithGrace from 'close-with-grace'
 import pino from 'pino'
 import { createRetention, createSweep, createWorker } from './app.js'
 import { configurationSummary, loadConfig } from './config.js'
-import { openServiceDatabase } from './db/connection.js'
-import { migrateToLatest } from './db/migrate.js'
 import { loopLiveness, startMetricsListener } from './http/metrics.js'
 import { stopWhenLauncherExits } from './lib/parent-watch.js'
+import { openReachableDatabase } from './runtime.js'
 
 /**
  * `cli worker`: delivers webhooks, sweeps forgotten check-outs and deletes events and deliveries past
@@ -16,8 +15,24 @@ export async function runWorker(): Promise<void> {
   const config = loadConfig()
   const log = pino({ level: config.logLevel })
   log.info({ config: configurationSummary() }, 'configuration')
-  const { db } = openServiceDatabase(config)
-  await migrateToLatest(db)
+  // What a signal does: nothing to stop while the database is awaited; once started, the stop below.
+  let stop = async () => {}
+  closeWithGrace(
+    {
+      delay: config.webhookTimeoutMs + 5000,
+      // Its own lines (a second signal, the timeout) as JSON, like every other line of the process.
+      logger: log,
+      onTimeout: (delay) => log.error(`worker shutdown did not finish within ${delay} ms; exiting`),
+    },
+    async ({ signal, err }) => {
+      if (err) log.error({ err }, 'worker shutting down after an error')
+      else log.info({ signal }, 'worker shutting down')
+      await stop()
+    },
+  )
+  stopWhenLauncherExits(log)
+  // A database not reachable yet is tried again for DATABASE_STARTUP_TIMEOUT_MS, as the server does.
+  const db = await openReachableDatabase(config, { log })
   const worker = createWorker(config, db, log)
   const metrics =
     config.metricsPort === undefined
@@ -31,14 +46,11 @@ export async function runWorker(): Promise<void> {
         })
   const sweep = createSweep(config, db, log)
   const retention = createRetention(config, db, log)
-  closeWithGrace({ delay: config.webhookTimeoutMs + 5000 }, async ({ signal, err }) => {
-    if (err) log.error({ err }, 'worker shutting down after an error')
-    else log.info({ signal }, 'worker shutting down')
+  stop = async () => {
     await metrics?.close()
     await Promise.all([worker.stop(), sweep.stop(), retention.stop()])
     await db.destroy()
-  })
-  stopWhenLauncherExits(log)
+  }
   worker.start()
   sweep.start()
   retention.start()

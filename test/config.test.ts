@@ -91,6 +91,11 @@ describe('loadConfig', () => {
   it.each([
     [{ PORT: '99999' }, 'PORT must be a whole number from 0 to 65535 (got "99999")'],
     [{ PORT: '80.5' }, 'PORT must be a whole number from 0 to 65535 (got "80.5")'],
+    [{ SHUTDOWN_GRACE_MS: '-1' }, 'SHUTDOWN_GRACE_MS must be a whole number from 0 to 300000 (got "-1")'],
+    [
+      { DATABASE_STATEMENT_TIMEOUT_MS: '0' },
+      'DATABASE_STATEMENT_TIMEOUT_MS must be a whole number from 100 to 3600000 (got "0")',
+    ],
     [{ RATE_LIMIT_MAX: 'true' }, 'RATE_LIMIT_MAX must be a whole number from 1 to 1000000000 (got "true")'],
     [{ WEBHOOK_BACKOFF_SCALE: '-1' }, 'WEBHOOK_BACKOFF_SCALE must be a number from 0 to 1000 (got "-1")'],
     [

@@ -2,9 +2,9 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { openDatabase } from '../src/db/connection.js'
 import { waitUntil } from './helpers/assertions.js'
 import { createTestDatabase, type TestDatabase } from './helpers/database.js'
-import { builtScript, killAll, START_MS, spawnChild } from './helpers/process.js'
+import { killAll, START_MS } from './helpers/process.js'
+import { firstKey, listeningUrl, startServerProcess } from './helpers/server-process.js'
 
-const LISTENING = /"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)"/
 const CONNECTIONS = 20
 const OPERATORS = 50
 const DAY_MS = 86_400_000
@@ -33,19 +33,14 @@ describe('a server killed under load', () => {
   it('keeps every acknowledged create, its revision and its events', { timeout: TEST_MS }, async () => {
     const database = await createTestDatabase()
     databases.push(database)
-    const child = spawnChild(process.execPath, [builtScript('server')], {
-      env: {
-        HOST: '127.0.0.1',
-        PORT: '0',
-        LOG_LEVEL: 'info',
-        REDIS_URL: undefined,
-        DATABASE_URL: database.url,
-        WORKER: 'inline',
-        RATE_LIMIT_MAX: '1000000',
-      },
+    const server = startServerProcess({
+      DATABASE_URL: database.url,
+      WORKER: 'inline',
+      RATE_LIMIT_MAX: '1000000',
     })
-    const base = (await child.waitForStdout(LISTENING, START_MS))[1] ?? ''
-    const secret = /(sk_test_[A-Za-z0-9_-]+)/.exec(child.stdout)?.[1] ?? ''
+    const { child } = server
+    const base = await listeningUrl(child)
+    const secret = firstKey(server)
     const post = async (path: string, body: unknown, key?: string) => {
       const res = await fetch(`${base}${path}`, {
         method: 'POST',

@@ -148,7 +148,7 @@ describe('the OpenAPI document', () => {
       const where = `${method} ${path}`
       const statuses = Object.keys(operation.responses)
       const isPublic = PUBLIC_PATHS.includes(path)
-      const expected = ['400', '422', '429', '500']
+      const expected = ['400', '422', '429', '500', '503']
       if (!isPublic) expected.push('401', '403')
       if (path.includes('{')) expected.push('404')
       if (BODY_METHODS.includes(method)) expected.push('413', '415')

@@ -15,8 +15,14 @@ import {
   spawnChild,
   withFileLock,
 } from './helpers/process.js'
+import {
+  firstKey,
+  jsonLines,
+  LISTENING,
+  type ServerProcess,
+  startServerProcess,
+} from './helpers/server-process.js'
 
-const LISTENING = /"msg":"Server listening at (http:\/\/127\.0\.0\.1:(\d+))"/
 const SECRET = /sk_(?:test|live)_[A-Za-z0-9_-]+/g
 
 const databases: TestDatabase[] = []
@@ -27,17 +33,15 @@ async function freshDatabase(): Promise<TestDatabase> {
   return database
 }
 
-/** `node dist/src/server.js` (what `npm start` runs after its build), on loopback. */
-function startServer(env: Record<string, string | undefined>, script = builtScript('server')): Child {
-  return spawnChild(process.execPath, [script], {
-    env: { HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', REDIS_URL: undefined, ...env },
-  })
+/** `node dist/src/server.js` (what `npm start` runs after its build), on loopback; stdout a pipe. */
+function startServer(env: Record<string, string | undefined>, script = builtScript('server')): ServerProcess {
+  return startServerProcess({ SHUTDOWN_GRACE_MS: '0', ...env }, script)
 }
 
 /**
- * How long a stop may take to be seen. The server's own bound is its 10 s grace: past it
- * close-with-grace exits 1, so exit code 0 says the server stopped in time. This only bounds the
- * wait for it on a loaded machine (the signal, then the close, each waiting for a core).
+ * How long a stop may take to be seen. The server's own bound is SHUTDOWN_GRACE_MS (0 here) and 10 s
+ * of drain: past them it exits 1, so exit code 0 says the server stopped in time. This only bounds
+ * the wait for it on a loaded machine (the signal, then the close, each waiting for a core).
  */
 const STOP_MS = 30_000
 
@@ -60,14 +64,6 @@ function printedSecrets(stdout: string): string[] {
   return [...new Set(stdout.match(SECRET) ?? [])]
 }
 
-/** The pino JSON lines of stdout. */
-function logLines(stdout: string): Record<string, unknown>[] {
-  return stdout
-    .split('\n')
-    .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as Record<string, unknown>)
-}
-
 async function get(url: string, secret?: string): Promise<{ status: number; body: unknown }> {
   try {
     const res = await fetch(url, { headers: secret ? { authorization: `Bearer ${secret}` } : {} })
@@ -87,7 +83,7 @@ async function stopGracefully(child: Child): Promise<void> {
   child.kill('SIGTERM')
   const exit = await child.waitForExit(STOP_MS)
   expect(exit).toEqual({ code: 0, signal: null })
-  expect(logLines(child.stdout)).toContainEqual(
+  expect(jsonLines(child.stdout)).toContainEqual(
     expect.objectContaining({ msg: 'shutting down', signal: 'SIGTERM' }),
   )
 }
@@ -119,21 +115,23 @@ describe('server start and stop', () => {
   })
 
   it(
-    'first start on an empty database: prints one test key that works; /healthz; SIGTERM exits 0',
+    'first start on an empty database, stdout not a terminal: the key goes to FIRST_KEY_FILE (0600), never to stdout, and works; SIGTERM exits 0',
     async () => {
-      const child = startServer({ DATABASE_URL: database.url })
+      const server = startServer({ DATABASE_URL: database.url })
+      const { child } = server
       const url = await listening(child)
 
       const health = await get(`${url}/healthz`)
       expect(health).toEqual({ status: 200, body: { status: 'ok' } })
 
-      // The key lines are printed by the time a request is served.
-      const secrets = printedSecrets(child.stdout)
-      expect(secrets).toHaveLength(1)
-      firstSecret = secrets[0] ?? ''
+      // The key is written by the time a request is served, readable by its owner only.
+      firstSecret = firstKey(server)
       expect(firstSecret).toMatch(/^sk_test_/)
-      // The hint shows where this server really listens (PORT=0 picks a port).
-      expect(child.stdout).toContain(`:${new URL(url).port}/v1/operators`)
+      expect(fs.statSync(server.keyFile).mode & 0o777).toBe(0o600)
+      // One log line says where, without the key.
+      expect(jsonLines(child.stdout)).toContainEqual(
+        expect.objectContaining({ file: server.keyFile, msg: expect.stringContaining(server.keyFile) }),
+      )
 
       const listed = await get(`${url}/v1/operators`, firstSecret)
       expect(listed.status).toBe(200)
@@ -141,20 +139,25 @@ describe('server start and stop', () => {
       expect((await get(`${url}/v1/operators`)).status).toBe(401)
 
       await stopGracefully(child)
+      // Every line JSON, and none holds the key.
+      expect(printedSecrets(`${child.stdout}${child.stderr}`)).toEqual([])
+      jsonLines(child.stdout)
+      jsonLines(child.stderr)
     },
     ONE_START,
   )
 
   it(
-    'second start on the same database prints no key; the first key still works',
+    'second start on the same database makes no key; the first key still works',
     async () => {
       expect(firstSecret).toMatch(/^sk_test_/)
-      second = startServer({ DATABASE_URL: database.url })
+      const server = startServer({ DATABASE_URL: database.url })
+      second = server.child
       secondUrl = await listening(second)
       const listed = await get(`${secondUrl}/v1/operators`, firstSecret)
       expect(listed.status).toBe(200)
+      expect(firstKey(server)).toBe('')
       expect(printedSecrets(second.stdout)).toEqual([])
-      expect(second.stdout).not.toMatch(/Created account/)
     },
     ONE_START,
   )
@@ -209,21 +212,57 @@ describe('server start and stop', () => {
   })
 })
 
+describe('first start on a terminal', () => {
+  it(
+    'prints the key and a curl line for the person who started it, and writes no file',
+    async () => {
+      const database = await freshDatabase()
+      const keyFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'attendance-key-')), 'first-key.txt')
+      // util-linux `script` runs the server with a pseudo-terminal as its stdout.
+      const child = spawnChild(
+        'script',
+        ['-qfec', `${process.execPath} ${builtScript('server')}`, '/dev/null'],
+        {
+          env: {
+            HOST: '127.0.0.1',
+            PORT: '0',
+            LOG_LEVEL: 'info',
+            REDIS_URL: undefined,
+            DATABASE_URL: database.url,
+            FIRST_KEY_FILE: keyFile,
+            SHUTDOWN_GRACE_MS: '0',
+          },
+        },
+      )
+      const url = await listening(child)
+      const hint = await child.waitForStdout(/Try: curl -H "Authorization: Bearer (sk_test_[\w-]+)" (\S+)/)
+      expect(hint[2]).toBe(`http://localhost:${new URL(url).port}/v1/operators`)
+      expect(child.stdout).toMatch(/shown once, keep it/)
+      expect((await get(`${url}/v1/operators`, hint[1])).status).toBe(200)
+      expect(fs.existsSync(keyFile)).toBe(false)
+      child.kill('SIGTERM')
+      expect((await child.waitForExit(STOP_MS)).code).toBe(0)
+    },
+    ONE_START,
+  )
+})
+
 describe.concurrent('server refuses a bad configuration', { timeout: START_MS + 20_000 }, () => {
   it.each([
     ['an unsupported DATABASE_URL', { DATABASE_URL: 'mysql://x' }, /DATABASE_URL/],
     ['an out-of-range PORT', { PORT: '99999' }, /PORT/],
     ['a retention shorter than a recover reaches', { EVENT_RETENTION_DAYS: '14' }, /EVENT_RETENTION_DAYS/],
     [
-      'an unreachable database',
-      { DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' },
-      /ECONNREFUSED|connect/i,
+      'an unreachable database, not waited for',
+      { DATABASE_URL: 'postgres://nobody:s3cret@127.0.0.1:1/none', DATABASE_STARTUP_TIMEOUT_MS: '0' },
+      /^DATABASE_URL \(postgres:\/\/nobody:\*\*\*@127\.0\.0\.1:1\/none\) could not be reached .*ECONNREFUSED/,
     ],
   ])('%s: exits non-zero with a one-line message on stderr', async (_name, env, message) => {
     // A database that would work, unless the case replaces it: only the bad setting is at fault.
     const database = await freshDatabase()
-    const child = startServer({ DATABASE_URL: database.url, ...env })
+    const { child } = startServer({ DATABASE_URL: database.url, ...env })
     await expectRefusedStart(child, message)
+    expect(child.stderr).not.toContain('s3cret')
     expect(printedSecrets(child.stdout)).toEqual([])
   })
 })
@@ -238,22 +277,21 @@ describe('server on a port in use', () => {
       await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve))
       const address = blocker.address()
       const busyPort = typeof address === 'object' && address ? address.port : 0
-      let printed: string[]
+      let refused: ServerProcess
       try {
-        const refused = startServer({ DATABASE_URL: database.url, PORT: String(busyPort) })
-        await expectRefusedStart(refused, /EADDRINUSE|in use/i)
-        printed = printedSecrets(refused.stdout)
+        refused = startServer({ DATABASE_URL: database.url, PORT: String(busyPort) })
+        await expectRefusedStart(refused.child, /EADDRINUSE|in use/i)
       } finally {
         await new Promise((resolve) => blocker.close(resolve))
       }
 
-      // The database is no longer empty, so whichever start created the key must have shown it.
-      const child = startServer({ DATABASE_URL: database.url })
+      // The database is no longer empty, so whichever start created the key must have written it.
+      const { child } = startServer({ DATABASE_URL: database.url, FIRST_KEY_FILE: refused.keyFile })
       const url = await listening(child)
       expect((await get(`${url}/healthz`)).status).toBe(200)
-      printed = [...new Set([...printed, ...printedSecrets(child.stdout)])]
-      expect(printed).toHaveLength(1)
-      expect((await get(`${url}/v1/operators`, printed[0])).status).toBe(200)
+      const key = firstKey(refused)
+      expect(key).toMatch(/^sk_test_/)
+      expect((await get(`${url}/v1/operators`, key)).status).toBe(200)
       await stopGracefully(child)
     },
     START_MS + ONE_START,
@@ -272,7 +310,7 @@ describe('server started through a path with a space and a symlink', () => {
       link = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'attendance-link-')), 'my project')
       fs.symlinkSync(ROOT, link, 'dir')
       const database = await freshDatabase()
-      const child = startServer({ DATABASE_URL: database.url }, path.join(link, builtScript('server')))
+      const { child } = startServer({ DATABASE_URL: database.url }, path.join(link, builtScript('server')))
       const url = await listening(child)
       expect((await get(`${url}/healthz`)).status).toBe(200)
       await stopGracefully(child)
@@ -293,9 +331,16 @@ describe('npm start', () => {
     async () => {
       const database = await freshDatabase()
       const port = await freePort()
+      const keyFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'attendance-key-')), 'first-key.txt')
       const npm = await withFileLock('attendance-service-npm-start', async () => {
         const child = spawnChild('npm', ['start'], {
-          env: { DATABASE_URL: database.url, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' },
+          env: {
+            DATABASE_URL: database.url,
+            PORT: String(port),
+            HOST: '127.0.0.1',
+            LOG_LEVEL: 'info',
+            FIRST_KEY_FILE: keyFile,
+          },
           group: true,
         })
         await child.waitForStdout(LISTENING, BUILD_AND_START_MS)
@@ -304,18 +349,25 @@ describe('npm start', () => {
       const url = await listening(npm)
       expect(url).toBe(`http://127.0.0.1:${port}`)
       expect(await get(`${url}/healthz`)).toEqual({ status: 200, body: { status: 'ok' } })
-      const secrets = printedSecrets(npm.stdout)
-      expect(secrets).toHaveLength(1)
-      expect((await get(`${url}/v1/operators`, secrets[0])).status).toBe(200)
+      expect(printedSecrets(npm.stdout)).toEqual([])
+      const key = fs.readFileSync(keyFile, 'utf8').trim()
+      expect((await get(`${url}/v1/operators`, key)).status).toBe(200)
 
       // npm does not pass SIGTERM on to its script: signal the server itself (its pid is in the
       // log); npm then exits with the server's code.
-      const server = logLines(npm.stdout).find((line) => typeof line.pid === 'number')
+      // npm's own lines (`> attendance-service@… start`) are text; the server's are JSON.
+      const logs = jsonLines(
+        npm.stdout
+          .split('\n')
+          .filter((line) => line.startsWith('{'))
+          .join('\n'),
+      )
+      const server = logs.find((line) => typeof line.pid === 'number')
       const pid = Number(server?.pid)
       expect(pid).toBeGreaterThan(0)
       process.kill(pid, 'SIGTERM')
       expect(await npm.waitForExit(STOP_MS)).toEqual({ code: 0, signal: null })
-      expect(logLines(npm.stdout)).toContainEqual(expect.objectContaining({ msg: 'shutting down' }))
+      expect(npm.stdout).toMatch(/"msg":"shutting down"/)
     },
     120_000 + BUILD_AND_START_MS + 20_000 + STOP_MS,
   )

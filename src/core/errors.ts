@@ -74,6 +74,7 @@ export const ERROR_CODES = {
   rate_limited: { type: 'rate_limited', status: 429 },
   pin_locked: { type: 'rate_limited', status: 429 },
   not_ready: { type: 'api_error', status: 503 },
+  database_timeout: { type: 'api_error', status: 503 },
 } as const satisfies Record<string, { type: ErrorType; status: number }>
 
 export type ErrorCode = keyof typeof ERROR_CODES
@@ -315,6 +316,9 @@ export const errors = {
     coded('rate_limited', `Too many requests; retry after ${retryAfterSeconds} s.`),
   /** GET /readyz: the service cannot serve requests yet (or any more); `reason` says why. */
   notReady: (reason: string) => coded('not_ready', `The service is not ready: ${reason}.`),
+  /** A statement past DATABASE_STATEMENT_TIMEOUT_MS, or SQLite's write lock past its busy timeout. */
+  databaseTimeout: () =>
+    coded('database_timeout', 'The database did not answer in time; retry the request later.'),
   internal: () =>
     ApiError.uncoded('api_error', 'An unexpected error occurred. Quote the request_id when reporting it.'),
 }

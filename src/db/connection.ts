@@ -33,14 +33,26 @@ export interface OpenOptions {
    * the event loop (the driver's per-file write lock), other processes under busy_timeout.
    */
   groupCommit?: boolean
+  /**
+   * PostgreSQL: the longest a statement may run (`statement_timeout`, lock waits included) and a
+   * wait for a pooled connection may last; past it the caller gets an error that
+   * `isDatabaseTimeout` recognises. Unset: no bound (the tests' own handles).
+   */
+  statementTimeoutMs?: number | undefined
 }
 
 /**
  * The service's database, opened from its config as every part of the service opens it: the
  * server, the worker, the CLI and the tests' app. On SQLite its transactions commit in groups.
  */
-export function openServiceDatabase(config: { readonly databaseUrl: string }): DatabaseHandle {
-  return openDatabase(config.databaseUrl, { groupCommit: true })
+export function openServiceDatabase(config: {
+  readonly databaseUrl: string
+  readonly databaseStatementTimeoutMs?: number
+}): DatabaseHandle {
+  return openDatabase(config.databaseUrl, {
+    groupCommit: true,
+    statementTimeoutMs: config.databaseStatementTimeoutMs,
+  })
 }
 
 /**
@@ -52,7 +64,7 @@ export function openDatabase(url: string, options: OpenOptions = {}): DatabaseHa
     const dialect = sqliteDialect(url, options)
     return { db: signallingKysely(dialect), groupCommits: dialect.groupCommits }
   }
-  const pool = postgresPool(url)
+  const pool = postgresPool(url, options.statementTimeoutMs)
   // Connections that can hold a transaction's writes for its next statement (held-writes.ts).
   const dialect = holdingWritesDialect(
     new PostgresLiteralLimitDialect({ pool: namingPreparedStatements(pool) }),
@@ -99,10 +111,26 @@ class PostgresLiteralLimitDialect extends PostgresDialect {
   }
 }
 
-function postgresPool(url: string): pg.Pool {
+/**
+ * How much longer than the statement timeout the client waits for an answer before it gives the
+ * connection up: the server's timeout cancels a statement that runs or waits for a lock, but a
+ * server that does not answer at all (stopped, or a network that drops packets) only the client
+ * can notice.
+ */
+const CLIENT_TIMEOUT_MARGIN_MS = 2000
+
+function postgresPool(url: string, statementTimeoutMs: number | undefined): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
     max: 10,
+    ...(statementTimeoutMs === undefined
+      ? {}
+      : {
+          statement_timeout: statementTimeoutMs,
+          query_timeout: statementTimeoutMs + CLIENT_TIMEOUT_MARGIN_MS,
+          // Both a new connection and a wait in the pool's queue for a free one.
+          connectionTimeoutMillis: statementTimeoutMs,
+        }),
     // Beyond these, a connection idle for 10 s is closed. These stay: a new one costs ~40 ms
     // (fork, authentication, then the backend's catalog caches filled by its first statements),
     // paid otherwise at the start of every burst that follows a quiet spell.
@@ -138,6 +166,63 @@ export const POOL_KEPT = 4
 export async function openConnections(db: Db, count: number): Promise<void> {
   if (!supportsRowLocks(db)) return
   await Promise.all(Array.from({ length: count }, () => sql`select 1`.execute(db)))
+}
+
+/**
+ * True for an error that says the database did not answer in time: PostgreSQL cancelled a
+ * statement past `statement_timeout` (57014), the client gave up on an answer (`query_timeout`) or
+ * on a pooled connection (`connectionTimeoutMillis`), or SQLite's write lock stayed taken past its
+ * busy timeout.
+ */
+export function isDatabaseTimeout(error: unknown): boolean {
+  const code = errorCode(error)
+  if (code === '57014' || code === 'SQLITE_BUSY') return true
+  const message = error instanceof Error ? error.message : ''
+  return (
+    message === 'Query read timeout' ||
+    message === 'timeout exceeded when trying to connect' ||
+    message === 'Connection terminated due to connection timeout'
+  )
+}
+
+/**
+ * True for an error that says the database cannot be reached now but may be later: the connection
+ * refused, cut or timed out, the server starting or shutting down, or out of connections
+ * (PostgreSQL's class 08, 57P01–57P03, 53300). A wrong password or a missing database is not.
+ */
+export function isDatabaseUnreachable(error: unknown): boolean {
+  if (isDatabaseTimeout(error)) return true
+  const code = errorCode(error) ?? ''
+  if (UNREACHABLE_CODES.has(code) || code.startsWith('08')) return true
+  return error instanceof Error && error.message.startsWith('Connection terminated')
+}
+
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'EPIPE',
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+])
+
+function errorCode(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined
+  const code = (error as { code?: unknown }).code
+  return typeof code === 'string' ? code : undefined
+}
+
+/** DATABASE_URL as it may be logged: its password, if any, replaced. */
+export function shownDatabaseUrl(url: string): string {
+  const parsed = URL.parse(url)
+  if (!parsed?.password) return url
+  parsed.password = '***'
+  return parsed.toString()
 }
 
 /** True for a unique-constraint violation on either dialect. */

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import {
   type DatabaseIntrospector,
   DEFAULT_MIGRATION_TABLE,
@@ -6,7 +7,7 @@ import {
   Migrator,
   sql,
 } from 'kysely'
-import { supportsRowLocks } from './connection.js'
+import { isDatabaseUnreachable, shownDatabaseUrl, supportsRowLocks } from './connection.js'
 import * as m001 from './migrations/001_foundation.js'
 import * as m002 from './migrations/002_attendance.js'
 import * as m003 from './migrations/003_webhooks.js'
@@ -113,6 +114,62 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
       if (attempt >= 3 || !(error instanceof Error) || !MISSING_MIGRATION.test(error.message)) throw error
     }
   }
+}
+
+/** The start's first wait before it tries an unreachable database again; each wait doubles, up to the second. */
+const FIRST_RETRY_MS = 250
+const LONGEST_RETRY_MS = 5000
+
+/** The database stayed unreachable for the whole start-up bound; the message names DATABASE_URL. */
+export class DatabaseUnreachableError extends Error {}
+
+export interface StartupRetry {
+  /** The database URL, named (without its password) in the error. */
+  url: string
+  /** How long to keep trying (DATABASE_STARTUP_TIMEOUT_MS); 0 tries once. */
+  timeoutMs: number
+  /** Each failed attempt, before the wait for the next one. */
+  onFailure(failure: { error: unknown; attempt: number; retryInMs: number }): void | Promise<void>
+}
+
+/**
+ * `migrateToLatest` at start-up, tried again while the database cannot be reached
+ * (`isDatabaseUnreachable`: refused, cut, timed out, starting up), waiting 250 ms, then twice as long
+ * each time up to 5 s, for at most `timeoutMs`. A process started before its database (a host's
+ * boot, a container beside PostgreSQL's) waits for it rather than exiting at once, which would have
+ * its supervisor restart it in a loop. Any other failure (a wrong password, a failed migration) is
+ * thrown at once.
+ */
+export async function migrateWhenReachable(db: Db, retry: StartupRetry): Promise<string[]> {
+  const deadline = new AbortController()
+  const timer = retry.timeoutMs > 0 ? setTimeout(() => deadline.abort(), retry.timeoutMs) : undefined
+  if (timer === undefined) deadline.abort()
+  try {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await migrateToLatest(db)
+      } catch (error) {
+        if (!isDatabaseUnreachable(error)) throw error
+        if (deadline.signal.aborted)
+          throw new DatabaseUnreachableError(
+            `DATABASE_URL (${shownDatabaseUrl(retry.url)}) could not be reached${retry.timeoutMs > 0 ? ` within ${retry.timeoutMs} ms` : ''} (DATABASE_STARTUP_TIMEOUT_MS=${retry.timeoutMs}): ${errorInOneLine(error)}`,
+            { cause: error },
+          )
+        const retryInMs = Math.min(FIRST_RETRY_MS * 2 ** (attempt - 1), LONGEST_RETRY_MS)
+        await retry.onFailure({ error, attempt, retryInMs })
+        // Cut short by the deadline: one last attempt, then the error.
+        await sleep(retryInMs, undefined, { signal: deadline.signal }).catch(() => undefined)
+      }
+    }
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** An error in one line: a connection to `localhost` that failed on each address is an AggregateError with no message of its own. */
+export function errorInOneLine(error: unknown): string {
+  if (error instanceof AggregateError && !error.message) return error.errors.map(errorInOneLine).join('; ')
+  return error instanceof Error ? error.message : String(error)
 }
 
 async function migrateWith(

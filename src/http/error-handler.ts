@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, errors } from '../core/errors.js'
+import { isDatabaseTimeout } from '../db/connection.js'
 import { lingerBeforeClosing } from './client-errors.js'
 import { validationToApiError } from './validation.js'
 
@@ -14,7 +15,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
     const apiError = toApiError(error, request)
     // The client may still be sending the body: it is read and dropped so that the 413 reaches it.
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') lingerBeforeClosing(request.raw)
-    if (apiError.status >= 500) {
+    if (apiError.code === 'database_timeout')
+      request.log.warn({ err: error }, 'the database did not answer in time')
+    else if (apiError.status >= 500) {
       // The stack goes to the log with the request id; the body says nothing of internals.
       request.log.error({ err: error, request_id: request.id }, 'unhandled error')
     }
@@ -63,6 +66,8 @@ function toApiError(error: FastifyError, request: FastifyRequest): ApiError {
   if (error instanceof SyntaxError && error.statusCode === 400) {
     return errors.invalidJson()
   }
+  // A 503 the client can retry, not a 500: the request was fine, the database was slow or locked.
+  if (isDatabaseTimeout(error)) return errors.databaseTimeout()
   const status = error.statusCode ?? 500
   if (status >= 400 && status < 500) return errors.requestRejected(status, error.message)
   return errors.internal()

@@ -43,6 +43,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     put?: never
@@ -101,6 +102,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     delete?: never
@@ -160,6 +162,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     put?: never
@@ -211,6 +214,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     delete?: never
@@ -258,6 +262,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     put?: never
@@ -307,6 +312,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     put?: never
@@ -345,6 +351,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     options?: never
@@ -394,6 +401,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     trace?: never
@@ -441,6 +449,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     delete?: never
@@ -495,6 +504,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     delete?: never
@@ -557,6 +567,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     put?: never
@@ -606,6 +617,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     put?: never
@@ -666,6 +678,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     put?: never
@@ -717,6 +730,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     delete?: never
@@ -764,6 +778,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     put?: never
@@ -802,6 +817,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     options?: never
@@ -853,6 +869,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     trace?: never
@@ -893,6 +910,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     put?: never
@@ -955,6 +973,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     put?: never
@@ -1009,6 +1028,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     delete?: never
@@ -1056,6 +1076,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     put?: never
@@ -1094,6 +1115,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     options?: never
@@ -1148,6 +1170,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     trace?: never
@@ -1202,6 +1225,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     put?: never
@@ -1259,6 +1283,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     delete?: never
@@ -1306,6 +1331,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     put?: never
@@ -1363,6 +1389,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     delete?: never
@@ -1418,6 +1445,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     delete?: never
@@ -1475,6 +1503,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     put?: never
@@ -1574,6 +1603,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     delete?: never
@@ -1621,6 +1651,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     put?: never
@@ -1660,6 +1691,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     options?: never
@@ -1756,6 +1788,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     trace?: never
@@ -1812,6 +1845,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     put?: never
@@ -1870,6 +1904,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     delete?: never
@@ -2001,6 +2036,7 @@ export interface paths {
                       | 'rate_limited'
                       | 'pin_locked'
                       | 'not_ready'
+                      | 'database_timeout'
                     message: string
                     /** @description The offending parameter, when applicable. */
                     param?: string
@@ -2034,6 +2070,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     delete?: never
@@ -2081,6 +2118,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     put?: never
@@ -2160,6 +2198,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     put?: never
@@ -2237,6 +2276,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     delete?: never
@@ -2284,6 +2324,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     put?: never
@@ -2323,6 +2364,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     options?: never
@@ -2400,6 +2442,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     trace?: never
@@ -2458,6 +2501,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     delete?: never
@@ -2520,6 +2564,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     delete?: never
@@ -2580,6 +2625,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     put?: never
@@ -2657,6 +2703,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     put?: never
@@ -2723,6 +2770,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     put?: never
@@ -2772,6 +2820,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     put?: never
@@ -2826,6 +2875,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     delete?: never
@@ -2883,6 +2933,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     put?: never
@@ -2932,6 +2983,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     delete?: never
@@ -2979,6 +3031,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     put?: never
@@ -3017,6 +3070,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     options?: never
@@ -3068,6 +3122,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     trace?: never
@@ -3128,6 +3183,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     delete?: never
@@ -3194,6 +3250,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     delete?: never
@@ -3250,6 +3307,7 @@ export interface paths {
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
       }
     }
     delete?: never
@@ -5252,6 +5310,7 @@ export interface components {
           | 'rate_limited'
           | 'pin_locked'
           | 'not_ready'
+          | 'database_timeout'
         message: string
         /** @description The offending parameter, when applicable. */
         param?: string
@@ -5831,6 +5890,19 @@ export interface components {
     RateLimited: {
       headers: {
         'Retry-After': components['headers']['Retry-After']
+        'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+        'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+        'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+        'X-Request-Id': components['headers']['X-Request-Id']
+        [name: string]: unknown
+      }
+      content: {
+        'application/json': components['schemas']['ErrorEnvelope']
+      }
+    }
+    /** @description The database did not answer in time (`api_error`); nothing is wrong with the request: retry it later (a create with its `Idempotency-Key`). Codes: `not_ready`, `database_timeout`. */
+    ServiceUnavailable: {
+      headers: {
         'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
         'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
         'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']

@@ -1,0 +1,73 @@
+import { sql } from 'kysely'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { openDatabase } from '../../src/db/connection.js'
+import { SQLite } from '../../src/db/sqlite/addon.js'
+import { buildTestApp, type TestApp } from '../helpers/app.js'
+import { expectError } from '../helpers/assertions.js'
+import { dialect } from '../helpers/database.js'
+
+/**
+ * A statement the database does not answer in time answers 503 `database_timeout` with the
+ * envelope, rather than hanging (PostgreSQL had no statement timeout) or answering 500 (SQLite's
+ * busy timeout). The database is frozen for the operators table: on PostgreSQL another connection
+ * holds `LOCK TABLE operators IN ACCESS EXCLUSIVE MODE`; on SQLite another connection holds the
+ * file's write lock (`BEGIN IMMEDIATE`), as another process would.
+ */
+describe('a statement past the database timeout', () => {
+  let t: TestApp
+  let secret = ''
+
+  beforeAll(async () => {
+    t = await buildTestApp({ databaseStatementTimeoutMs: 500 })
+    secret = (await t.key()).secret
+  })
+  afterAll(async () => {
+    await t?.close()
+  })
+
+  /** Runs `request` while another connection holds the lock that freezes creates of operators. */
+  async function whileFrozen<T>(request: () => Promise<T>): Promise<T> {
+    if (dialect === 'sqlite') {
+      const other = new SQLite(t.database.url.slice('sqlite:'.length))
+      other.exec('BEGIN IMMEDIATE')
+      try {
+        return await request()
+      } finally {
+        other.exec('ROLLBACK')
+        other.close()
+      }
+    }
+    const other = openDatabase(t.database.url).db
+    let release = () => {}
+    const released = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    let locked = () => {}
+    const lockTaken = new Promise<void>((resolve) => {
+      locked = resolve
+    })
+    const holder = other.transaction().execute(async (trx) => {
+      await sql`lock table operators in access exclusive mode`.execute(trx)
+      locked()
+      await released
+    })
+    try {
+      await lockTaken
+      return await request()
+    } finally {
+      release()
+      await holder
+      await other.destroy()
+    }
+  }
+
+  it('answers 503 database_timeout with the envelope; the next request, unfrozen, succeeds', async () => {
+    const client = t.client(secret)
+    const frozen = await whileFrozen(() => client.post('/v1/operators', { ident: 'OP-FROZEN' }))
+    const error = expectError(frozen, 503, 'api_error', 'database_timeout')
+    expect(error.message).toMatch(/did not answer in time/)
+
+    const created = await client.post('/v1/operators', { ident: 'OP-FROZEN' })
+    expect(created.status).toBe(201)
+  })
+})
