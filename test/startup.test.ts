@@ -2,7 +2,7 @@ import net from 'node:net'
 import { afterAll, describe, expect, it } from 'vitest'
 import { waitUntil } from './helpers/assertions.js'
 import { createTestDatabase, dialect, type TestDatabase } from './helpers/database.js'
-import { freePort, killAll, START_MS } from './helpers/process.js'
+import { builtScript, freePort, killAll, START_MS, spawnChild } from './helpers/process.js'
 import { jsonLines, LISTENING, startServerProcess } from './helpers/server-process.js'
 
 /**
@@ -128,5 +128,30 @@ describe.runIf(dialect === 'postgres')('a start before the database is reachable
     )
     expect(`${child.stdout}${child.stderr}`).not.toContain(PASSWORD)
     expect(child.stdout).not.toMatch(LISTENING)
+  })
+
+  it('cli worker that never gets one: exits 1 after DATABASE_STARTUP_TIMEOUT_MS with one line naming DATABASE_URL', {
+    timeout: 2 * START_MS,
+  }, async () => {
+    const nowhere = await freePort()
+    const worker = spawnChild(process.execPath, [builtScript('cli'), 'worker'], {
+      env: {
+        DATABASE_URL: `postgres://root:${PASSWORD}@127.0.0.1:${nowhere}/none`,
+        DATABASE_STARTUP_TIMEOUT_MS: '2000',
+        LOG_LEVEL: 'info',
+      },
+    })
+    expect(await worker.waitForExit(START_MS)).toEqual({ code: 1, signal: null })
+    expect(worker.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^DATABASE_URL \\(postgres://root:\\*\\*\\*@127\\.0\\.0\\.1:${nowhere}/none\\) could not be reached`,
+        ),
+      ),
+    ])
+    expect(jsonLines(worker.stdout).filter((line) => line.database_url !== undefined).length).toBeGreaterThan(
+      1,
+    )
+    expect(`${worker.stdout}${worker.stderr}`).not.toContain(PASSWORD)
   })
 })

@@ -121,7 +121,10 @@ const FIRST_RETRY_MS = 250
 const LONGEST_RETRY_MS = 5000
 
 /** The database stayed unreachable for the whole start-up bound; the message names DATABASE_URL. */
-export class DatabaseUnreachableError extends Error {}
+export class DatabaseUnreachableError extends Error {
+  /** An error of the environment, not a bug: the CLI prints its message alone. */
+  readonly code = 'DATABASE_UNREACHABLE'
+}
 
 export interface StartupRetry {
   /** The database URL, named (without its password) in the error. */
