@@ -2,14 +2,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import pino from 'pino'
 import { describe, expect, it } from 'vitest'
-import {
-  ConfigError,
-  configurationSummary,
-  Environment,
-  LOG_LEVELS,
-  listenFailure,
-  loadConfig,
-} from '../src/config.js'
+import { ConfigError, configurationSummary, Environment, LOG_LEVELS, loadConfig } from '../src/config.js'
+import { listenFailure } from '../src/lib/listen-failure.js'
 
 describe('loadConfig', () => {
   it('fills in every default of the README table', () => {
