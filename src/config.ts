@@ -2,6 +2,7 @@ import { isIP } from 'node:net'
 import path from 'node:path'
 import { type Static, type TSchema, Type } from 'typebox'
 import Value from 'typebox/value'
+import { withoutPassword } from './lib/url.js'
 
 export type WorkerMode = 'inline' | 'off'
 
@@ -221,17 +222,6 @@ export function configurationSummary(env: NodeJS.ProcessEnv = process.env): Reco
       return [name, name.endsWith('_URL') && typeof value === 'string' ? withoutPassword(value) : value]
     }),
   )
-}
-
-/** A URL with its password, if any, replaced by `***`; one that does not parse, up to its scheme. */
-function withoutPassword(raw: string): string {
-  const url = URL.parse(raw)
-  if (url === null) return `${raw.split(':')[0]}:…`
-  const parameters = ['password', 'sslpassword'].filter((name) => url.searchParams.has(name))
-  if (url.password === '' && parameters.length === 0) return raw
-  if (url.password !== '') url.password = '***'
-  for (const name of parameters) url.searchParams.set(name, '***')
-  return url.toString()
 }
 
 /** URLs may carry a password: a bad one is repeated up to its scheme only. */

@@ -1,10 +1,11 @@
 import type { Logger } from 'pino'
 import { buildApp } from './app.js'
 import type { Config } from './config.js'
-import { openServiceDatabase, shownDatabaseUrl } from './db/connection.js'
+import { openServiceDatabase } from './db/connection.js'
 import { errorInOneLine, migrateWhenReachable } from './db/migrate.js'
 import type { Db } from './db/types.js'
 import { createRateLimitRedis } from './http/rate-limit.js'
+import { withoutPassword } from './lib/url.js'
 import { type CreatedKey, countAccounts, createKey } from './modules/keys/service.js'
 
 export interface StartOptions {
@@ -37,7 +38,7 @@ export async function startApp(config: Config, options: StartOptions = {}) {
  */
 export async function openReachableDatabase(config: Config, options: StartOptions = {}): Promise<Db> {
   const { db } = openServiceDatabase(config)
-  const url = shownDatabaseUrl(config.databaseUrl)
+  const url = withoutPassword(config.databaseUrl)
   try {
     await migrateWhenReachable(db, {
       url: config.databaseUrl,

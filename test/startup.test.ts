@@ -130,6 +130,30 @@ describe.runIf(dialect === 'postgres')('a start before the database is reachable
     expect(child.stdout).not.toMatch(LISTENING)
   })
 
+  it('SIGTERM while it waits: the waiting listener closes and the process exits 0', {
+    timeout: 2 * START_MS,
+  }, async () => {
+    const nowhere = await freePort()
+    const port = await freePort()
+    const { child } = startServerProcess({
+      DATABASE_URL: `postgres://root@127.0.0.1:${nowhere}/none`,
+      PORT: String(port),
+      DATABASE_STARTUP_TIMEOUT_MS: '300000',
+    })
+    await child.waitForStdout(/cannot be reached; trying again/)
+    await waitUntil(
+      () => tryGet(`http://127.0.0.1:${port}/readyz`),
+      (answer) => answer?.status === 503,
+      { timeoutMs: START_MS },
+    )
+    child.kill('SIGTERM')
+    expect(await child.waitForExit(START_MS)).toEqual({ code: 0, signal: null })
+    expect(jsonLines(child.stdout)).toContainEqual(
+      expect.objectContaining({ msg: 'shutting down', signal: 'SIGTERM' }),
+    )
+    expect(child.stderr).toBe('')
+  })
+
   it('cli worker that never gets one: exits 1 after DATABASE_STARTUP_TIMEOUT_MS with one line naming DATABASE_URL', {
     timeout: 2 * START_MS,
   }, async () => {

@@ -217,14 +217,6 @@ function errorCode(error: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined
 }
 
-/** DATABASE_URL as it may be logged: its password, if any, replaced. */
-export function shownDatabaseUrl(url: string): string {
-  const parsed = URL.parse(url)
-  if (!parsed?.password) return url
-  parsed.password = '***'
-  return parsed.toString()
-}
-
 /** True for a unique-constraint violation on either dialect. */
 export function isUniqueViolation(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false

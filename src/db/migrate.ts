@@ -7,7 +7,8 @@ import {
   Migrator,
   sql,
 } from 'kysely'
-import { isDatabaseUnreachable, shownDatabaseUrl, supportsRowLocks } from './connection.js'
+import { withoutPassword } from '../lib/url.js'
+import { isDatabaseUnreachable, supportsRowLocks } from './connection.js'
 import * as m001 from './migrations/001_foundation.js'
 import * as m002 from './migrations/002_attendance.js'
 import * as m003 from './migrations/003_webhooks.js'
@@ -155,7 +156,7 @@ export async function migrateWhenReachable(db: Db, retry: StartupRetry): Promise
         if (!isDatabaseUnreachable(error)) throw error
         if (deadline.signal.aborted)
           throw new DatabaseUnreachableError(
-            `DATABASE_URL (${shownDatabaseUrl(retry.url)}) could not be reached${retry.timeoutMs > 0 ? ` within ${retry.timeoutMs} ms` : ''} (DATABASE_STARTUP_TIMEOUT_MS=${retry.timeoutMs}): ${errorInOneLine(error)}`,
+            `DATABASE_URL (${withoutPassword(retry.url)}) could not be reached${retry.timeoutMs > 0 ? ` within ${retry.timeoutMs} ms` : ''} (DATABASE_STARTUP_TIMEOUT_MS=${retry.timeoutMs}): ${errorInOneLine(error)}`,
             { cause: error },
           )
         const retryInMs = Math.min(FIRST_RETRY_MS * 2 ** (attempt - 1), LONGEST_RETRY_MS)
