@@ -1,9 +1,9 @@
-import net from 'node:net'
 import { afterAll, describe, expect, it } from 'vitest'
 import { waitUntil } from './helpers/assertions.js'
 import { createTestDatabase, dialect, type TestDatabase } from './helpers/database.js'
 import { builtScript, freePort, killAll, START_MS, spawnChild } from './helpers/process.js'
 import { jsonLines, LISTENING, startServerProcess } from './helpers/server-process.js'
+import { TcpProxy } from './helpers/tcp-proxy.js'
 
 /**
  * A start before the database is there: the server waits for it (retrying, each failure one JSON
@@ -15,24 +15,12 @@ import { jsonLines, LISTENING, startServerProcess } from './helpers/server-proce
 
 const PASSWORD = 'not-logged-s3cret'
 const databases: TestDatabase[] = []
-const proxies: net.Server[] = []
+const proxies: TcpProxy[] = []
 afterAll(async () => {
   await killAll()
-  for (const proxy of proxies) await new Promise((resolve) => proxy.close(resolve))
+  for (const proxy of proxies) await proxy.close()
   for (const database of databases) await database.drop()
 })
-
-/** Passes every connection to `port` on to `target` (PostgreSQL), byte for byte. */
-async function openTcpProxy(port: number, target: number): Promise<void> {
-  const proxy = net.createServer((client) => {
-    const upstream = net.connect(target, '127.0.0.1')
-    client.pipe(upstream).pipe(client)
-    client.on('error', () => upstream.destroy())
-    upstream.on('error', () => client.destroy())
-  })
-  proxies.push(proxy)
-  await new Promise<void>((resolve) => proxy.listen(port, '127.0.0.1', resolve))
-}
 
 /** `url` with a password, sent to `port` instead of its own. */
 function throughPort(url: string, port: number): string {
@@ -86,7 +74,9 @@ describe.runIf(dialect === 'postgres')('a start before the database is reachable
     })
     expect(await tryGet(`${base}/healthz`)).toEqual({ status: 200, body: { status: 'ok' } })
 
-    await openTcpProxy(databasePort, Number(new URL(database.url).port || 5432))
+    const proxy = new TcpProxy(Number(new URL(database.url).port || 5432))
+    proxies.push(proxy)
+    await proxy.listen(databasePort)
     await child.waitForStdout(LISTENING, START_MS)
     const ready = await waitUntil(
       () => tryGet(`${base}/readyz`),

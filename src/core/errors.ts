@@ -316,7 +316,7 @@ export const errors = {
     coded('rate_limited', `Too many requests; retry after ${retryAfterSeconds} s.`),
   /** GET /readyz: the service cannot serve requests yet (or any more); `reason` says why. */
   notReady: (reason: string) => coded('not_ready', `The service is not ready: ${reason}.`),
-  /** A statement past DATABASE_STATEMENT_TIMEOUT_MS, or SQLite's write lock past its busy timeout. */
+  /** A statement past DATABASE_STATEMENT_TIMEOUT_MS or SQLite's busy timeout, or a database out of reach. */
   databaseTimeout: () =>
     coded('database_timeout', 'The database did not answer in time; retry the request later.'),
   internal: () =>

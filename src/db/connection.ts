@@ -153,6 +153,11 @@ function postgresPool(url: string, statementTimeoutMs: number | undefined): pg.P
   pool.on('error', (error) =>
     process.emitWarning(`PostgreSQL: an idle pooled connection was lost: ${error.message}`),
   )
+  // The pool listens to a connection only while it is idle. One lost while lent out (the server
+  // restarted, or the client gave up on an answer: `query_timeout`) fails the statements sent on it,
+  // which their callers hear, and the pool drops it when it comes back; its error event, unheard,
+  // would end the process.
+  pool.on('connect', (client) => client.on('error', () => undefined))
   return pool
 }
 
@@ -187,14 +192,18 @@ export function isDatabaseTimeout(error: unknown): boolean {
 
 /**
  * True for an error that says the database cannot be reached now but may be later: the connection
- * refused, cut or timed out, the server starting or shutting down, or out of connections
- * (PostgreSQL's class 08, 57P01–57P03, 53300). A wrong password or a missing database is not.
+ * refused, cut or timed out (`isDatabaseTimeout` included), the server starting or shutting down, or
+ * out of connections (PostgreSQL's class 08, 57P01–57P03, 53300). A wrong password or a missing
+ * database is not.
  */
 export function isDatabaseUnreachable(error: unknown): boolean {
   if (isDatabaseTimeout(error)) return true
   const code = errorCode(error) ?? ''
   if (UNREACHABLE_CODES.has(code) || code.startsWith('08')) return true
-  return error instanceof Error && error.message.startsWith('Connection terminated')
+  // pg's own errors have no code: the connection ended, or a statement (a transaction's ROLLBACK,
+  // whose error Kysely passes on in place of the first) sent on a connection already lost.
+  const message = error instanceof Error ? error.message : ''
+  return message.startsWith('Connection terminated') || message.endsWith('and is not queryable')
 }
 
 const UNREACHABLE_CODES = new Set([

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, errors } from '../core/errors.js'
-import { isDatabaseTimeout } from '../db/connection.js'
+import { isDatabaseUnreachable } from '../db/connection.js'
 import { lingerBeforeClosing } from './client-errors.js'
 import { validationToApiError } from './validation.js'
 
@@ -66,8 +66,9 @@ function toApiError(error: FastifyError, request: FastifyRequest): ApiError {
   if (error instanceof SyntaxError && error.statusCode === 400) {
     return errors.invalidJson()
   }
-  // A 503 the client can retry, not a 500: the request was fine, the database was slow or locked.
-  if (isDatabaseTimeout(error)) return errors.databaseTimeout()
+  // A 503 the client can retry, not a 500: the request was fine, the database was slow, locked or
+  // out of reach (its connection lost under the request).
+  if (isDatabaseUnreachable(error)) return errors.databaseTimeout()
   const status = error.statusCode ?? 500
   if (status >= 400 && status < 500) return errors.requestRejected(status, error.message)
   return errors.internal()

@@ -4,7 +4,8 @@ import { openDatabase } from '../../src/db/connection.js'
 import { SQLite } from '../../src/db/sqlite/addon.js'
 import { buildTestApp, type TestApp } from '../helpers/app.js'
 import { expectError } from '../helpers/assertions.js'
-import { dialect } from '../helpers/database.js'
+import { createTestDatabase, dialect } from '../helpers/database.js'
+import { TcpProxy } from '../helpers/tcp-proxy.js'
 
 /**
  * A statement the database does not answer in time answers 503 `database_timeout` with the
@@ -69,5 +70,38 @@ describe('a statement past the database timeout', () => {
 
     const created = await client.post('/v1/operators', { ident: 'OP-FROZEN' })
     expect(created.status).toBe(201)
+  })
+})
+
+/**
+ * PostgreSQL that stops answering altogether (a stopped server, a network that drops everything),
+ * behind a TCP proxy that stops passing anything on: the server's statement_timeout cannot fire,
+ * the client's own bound (the statement timeout + 2 s) does, and drops the connection.
+ */
+describe.runIf(dialect === 'postgres')('a database that stops answering', () => {
+  it('answers 503 database_timeout, not a request that hangs', async () => {
+    const database = await createTestDatabase({ migrated: true })
+    const target = new URL(database.url)
+    const proxy = new TcpProxy(Number(target.port || 5432))
+    target.port = String(await proxy.listen())
+    const t = await buildTestApp(
+      { databaseUrl: target.toString(), databaseStatementTimeoutMs: 500 },
+      { database },
+    )
+    try {
+      const client = t.client((await t.key()).secret)
+      expect((await client.get('/v1/operators')).status).toBe(200)
+      proxy.freeze()
+      expectError(await client.get('/v1/operators'), 503, 'api_error', 'database_timeout')
+      expectError(
+        await client.post('/v1/operators', { ident: 'OP-FROZEN' }),
+        503,
+        'api_error',
+        'database_timeout',
+      )
+    } finally {
+      await proxy.close()
+      await t.close()
+    }
   })
 })
