@@ -53,7 +53,6 @@ describe(`GET /healthz on the worker's metrics listener (${dialect})`, () => {
       liveness: loopLiveness(worker.lastPassAt),
     })
     healthz = metrics.url.replace(/\/metrics$/, '/healthz')
-    worker.start()
   })
 
   afterAll(async () => {
@@ -63,18 +62,20 @@ describe(`GET /healthz on the worker's metrics listener (${dialect})`, () => {
   })
 
   it('is 200 while the loops pass, 503 once one has been stuck for LOOP_STALL_MS, 200 again once it passes', async () => {
-    const alive = await probe(healthz)
-    expect(alive.status).toBe(200)
-    expect(alive.body).toMatchObject({ status: 'alive', stall_after_ms: LOOP_STALL_MS })
-    expect(Object.keys(alive.body.loops).sort()).toEqual(['dispatch', 'send'])
-
-    // The relay's pass waits for the database (SQLite: its one connection; PostgreSQL: the events
-    // table), while the clock moves past the bound: its last pass is older than that.
+    // The database is held before the loops start, so that their first passes wait for it (SQLite:
+    // its one connection; PostgreSQL: the events table the relay reads first): no pass that began
+    // before the hold can end after the clock has moved and look recent.
     const hold = await holdDatabase(t.db, 'events')
     try {
+      worker.start()
+      const starting = await probe(healthz)
+      expect(starting.status).toBe(200)
+      expect(starting.body).toMatchObject({ status: 'alive', stall_after_ms: LOOP_STALL_MS })
+      expect(Object.keys(starting.body.loops).sort()).toEqual(['dispatch', 'send'])
+
       clock.advance(LOOP_STALL_MS + 1)
       const stalled = await probe(healthz)
-      expect(stalled.status).toBe(503)
+      expect(stalled.status, JSON.stringify(stalled.body)).toBe(503)
       expect(stalled.body.status).toBe('stalled')
       expect(stalled.body.loops.dispatch?.since_last_pass_ms).toBeGreaterThan(LOOP_STALL_MS)
     } finally {
