@@ -40,9 +40,9 @@ let database: TestDatabase
 const keys: CreatedKey[] = []
 
 /**
- * The CLI built from src/cli.ts (`node dist/src/cli.js …`), on this file's database: the code that
- * `npm run cli` runs through tsx, without tsx's ~1 s of CPU a start. The first create test runs the
- * documented `npm run cli` itself.
+ * The CLI built from src/cli.ts (`node dist/src/cli.js …`), on this file's database: what
+ * `npm run cli` runs after its build step (`precli`), without npm and that check each time. The first
+ * create test runs the documented `npm run cli` itself.
  */
 function cli(args: string[], env: Record<string, string | undefined> = {}): Promise<RunResult> {
   return run(process.execPath, [builtScript('cli'), ...args], {

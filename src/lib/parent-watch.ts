@@ -12,10 +12,9 @@ const SCRIPT_VARIABLE = 'npm_lifecycle_event'
 /**
  * Sends this process SIGTERM, its graceful stop, when the npm that started it has exited.
  *
- * `npm start` runs `sh -c "node dist/src/server.js"`; `npm run cli -- worker` runs `sh -c "tsx
- * src/cli.ts worker"`, whose tsx runs the worker in a node of its own. npm passes a SIGTERM on to
- * its child, the shell, which dies of it without passing it on: the service ran on, orphaned,
- * holding the database (issue 35). So a process started by a package manager's script records its
+ * `npm start` runs `sh -c "node dist/src/server.js"`, `npm run cli -- worker` runs `sh -c "node
+ * dist/src/cli.js worker"`. npm passes a SIGTERM on to its child, the shell, which dies of it
+ * without passing it on: the service ran on, orphaned, holding the database (issue 35). So a process started by a package manager's script records its
  * ancestors up to that package manager (the first whose environment is not the same script's) and
  * reads them again every second: when one has a parent other than the one recorded, it has been
  * orphaned, so something between this process and npm has exited, and the service stops as a
