@@ -34,7 +34,7 @@ export async function serve(): Promise<void> {
   let starting: StartingListener | undefined
   // What a signal does: while the database is awaited, close the waiting listener; once the app
   // is up, the drain (below).
-  let stop = async () => {
+  let stop = async (_graceMs: number) => {
     await starting?.close()
   }
   closeWithGrace(
@@ -51,7 +51,8 @@ export async function serve(): Promise<void> {
     async ({ signal, err }) => {
       if (err) log.error({ err }, 'shutting down after an error')
       else log.info({ signal }, 'shutting down')
-      await stop()
+      // SIGINT is Ctrl-C at a terminal: a person waits, no load balancer needs the grace.
+      await stop(signal === 'SIGINT' ? 0 : config.shutdownGraceMs)
     },
   )
   stopWhenLauncherExits(log)
@@ -79,13 +80,10 @@ export async function serve(): Promise<void> {
           log: app.log,
         })
   const connections = new ConnectionDrain(app.server)
-  stop = async () => {
+  stop = async (graceMs) => {
     app.beginShutdown()
-    app.log.info(
-      { grace_ms: config.shutdownGraceMs },
-      `not ready; serving for ${config.shutdownGraceMs} ms more (SHUTDOWN_GRACE_MS)`,
-    )
-    await new Promise<void>((resolve) => clock.schedule(resolve, config.shutdownGraceMs))
+    app.log.info({ grace_ms: graceMs }, `not ready; serving for ${graceMs} ms more (SHUTDOWN_GRACE_MS)`)
+    await new Promise<void>((resolve) => clock.schedule(resolve, graceMs))
     app.log.info('grace period over: closing the listener, finishing the requests in flight')
     await connections.drain()
     // The metrics listener before the app: its database gauges read the database the app closes.

@@ -188,3 +188,16 @@ describe('SIGTERM under load', () => {
     expect(lines).toContainEqual(expect.objectContaining({ msg: 'shutting down', signal: 'SIGTERM' }))
   })
 })
+
+describe('SIGINT (Ctrl-C at a terminal)', () => {
+  it('drains without the grace: a person waits, no load balancer', { timeout: 2 * START_MS }, async () => {
+    const database = await createTestDatabase()
+    databases.push(database)
+    // A grace far longer than the wait below: the exit says it was skipped.
+    const server = startServerProcess({ DATABASE_URL: database.url, SHUTDOWN_GRACE_MS: '300000' })
+    await listeningUrl(server.child)
+    server.child.kill('SIGINT')
+    expect(await server.child.waitForExit(START_MS)).toEqual({ code: 0, signal: null })
+    expect(jsonLines(server.child.stdout)).toContainEqual(expect.objectContaining({ grace_ms: 0 }))
+  })
+})
