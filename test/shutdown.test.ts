@@ -1,5 +1,6 @@
 import http from 'node:http'
 import { afterAll, describe, expect, it } from 'vitest'
+import { DRAIN_MS } from '../src/server.js'
 import { createTestDatabase, type TestDatabase } from './helpers/database.js'
 import { killAll, START_MS } from './helpers/process.js'
 import { firstKey, jsonLines, listeningUrl, startServerProcess } from './helpers/server-process.js'
@@ -199,5 +200,39 @@ describe('SIGINT (Ctrl-C at a terminal)', () => {
     server.child.kill('SIGINT')
     expect(await server.child.waitForExit(START_MS)).toEqual({ code: 0, signal: null })
     expect(jsonLines(server.child.stdout)).toContainEqual(expect.objectContaining({ grace_ms: 0 }))
+  })
+})
+
+describe('a drain that does not finish', () => {
+  it('exits 1 past the grace and the drain bound, saying so in a JSON line', {
+    timeout: 2 * START_MS + DRAIN_MS,
+  }, async () => {
+    const database = await createTestDatabase()
+    databases.push(database)
+    const server = startServerProcess({ DATABASE_URL: database.url, SHUTDOWN_GRACE_MS: '0' })
+    const base = new URL(await listeningUrl(server.child))
+    // A request whose body never ends: the drain waits for it until the bound.
+    const request = http.request({
+      host: base.hostname,
+      port: base.port,
+      method: 'POST',
+      path: '/v1/operators',
+      agent: false,
+      headers: {
+        authorization: `Bearer ${firstKey(server)}`,
+        'content-type': 'application/json',
+        'content-length': 100,
+      },
+    })
+    request.on('error', () => undefined)
+    request.write('{"ident":')
+    await server.child.waitForStdout(/"url":"\/v1\/operators".*"msg":"incoming request"/)
+    server.child.kill('SIGTERM')
+    expect(await server.child.waitForExit(START_MS + DRAIN_MS)).toEqual({ code: 1, signal: null })
+    request.destroy()
+    const lines = [...jsonLines(server.child.stdout), ...jsonLines(server.child.stderr)]
+    expect(lines).toContainEqual(
+      expect.objectContaining({ level: 50, msg: `shutdown did not finish within ${DRAIN_MS} ms; exiting` }),
+    )
   })
 })
