@@ -16,7 +16,8 @@
  * stamp: everything is built.
  *
  * A target's stamp entry is removed before it is built and written only after its build succeeded,
- * so a failed or interrupted build never leaves a stamp that skips the next one.
+ * so a failed or interrupted build never leaves a stamp that skips the next one. A build that has
+ * something to do holds dist/.build-lock meanwhile; another one waits for it (withBuildLock).
  *
  * `--force` (`npm run build -- --force`) builds everything from scratch, tsc's incremental state
  * included. `--quiet` prints nothing when everything is up to date.
@@ -194,6 +195,24 @@ function writeStamp(root, stamp) {
  * @returns {{ built: string[], failed?: { name: string, status: number } }}
  */
 export function build({ root = ROOT, targets = TARGETS, force = false, quiet = false, log = () => {} } = {}) {
+  // Most runs find everything up to date: they take no lock.
+  const stamp = readStamp(root)
+  const stale = force || targets.some((target) => staleness(root, target, stamp) !== undefined)
+  const result = stale ? withBuildLock(root, log, () => buildStale(root, targets, force, log)) : { built: [] }
+  if (result.built.length === 0 && !result.failed && !quiet)
+    log(`build: up to date (${targets.map((target) => target.name).join(', ')})`)
+  return result
+}
+
+/**
+ * @param {string} root
+ * @param {Target[]} targets
+ * @param {boolean} force
+ * @param {(line: string) => void} log
+ * @returns {{ built: string[], failed?: { name: string, status: number } }}
+ */
+function buildStale(root, targets, force, log) {
+  // Read again under the lock: a build that held it before may have done the work.
   const stamp = readStamp(root)
   /** @type {string[]} */
   const built = []
@@ -220,9 +239,78 @@ export function build({ root = ROOT, targets = TARGETS, force = false, quiet = f
     built.push(target.name)
     log(`build: ${target.name} built in ${((Date.now() - started) / 1000).toFixed(1)} s`)
   }
-  if (built.length === 0 && !quiet)
-    log(`build: up to date (${targets.map((target) => target.name).join(', ')})`)
   return { built }
+}
+
+export const LOCK_FILE = 'dist/.build-lock'
+/** How long a build waits for another one of the same checkout before it gives up. */
+const LOCK_WAIT_MS = 10 * 60_000
+
+/**
+ * Runs `fn` holding the checkout's build lock: two builds at once (two `npm run cli` after an edit,
+ * or one beside `npm start`) would have two tsc write the same files. The second waits, then finds
+ * the first one's work done. The lock is a file created only if absent, holding its process's id;
+ * a lock whose process is gone (a build killed) is taken over.
+ * @template T
+ * @param {string} root
+ * @param {(line: string) => void} log
+ * @param {() => T} fn
+ * @returns {T}
+ */
+function withBuildLock(root, log, fn) {
+  const file = path.join(root, LOCK_FILE)
+  fs.mkdirSync(path.dirname(file), { recursive: true })
+  const deadline = Date.now() + LOCK_WAIT_MS
+  let waiting = false
+  for (;;) {
+    try {
+      fs.writeFileSync(file, String(process.pid), { flag: 'wx' })
+      break
+    } catch (error) {
+      if (/** @type {NodeJS.ErrnoException} */ (error).code !== 'EEXIST') throw error
+    }
+    const holder = lockHolder(file)
+    if (holder === 'gone') {
+      fs.rmSync(file, { force: true })
+      continue
+    }
+    if (!waiting) log(`build: waiting for the build of process ${holder} (${LOCK_FILE})`)
+    waiting = true
+    if (Date.now() > deadline)
+      throw new Error(`build: process ${holder} held ${LOCK_FILE} for ${LOCK_WAIT_MS / 60_000} minutes`)
+    // A synchronous wait: the build, like the tools it runs, is synchronous.
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100)
+  }
+  try {
+    return fn()
+  } finally {
+    fs.rmSync(file, { force: true })
+  }
+}
+
+/**
+ * The process that holds the lock file, or 'gone' when there is none. A file just created may not
+ * hold its id yet: its process is then taken to be alive.
+ * @param {string} file
+ * @returns {number | 'unknown' | 'gone'}
+ */
+function lockHolder(file) {
+  let text
+  try {
+    text = fs.readFileSync(file, 'utf8')
+  } catch {
+    return 'gone'
+  }
+  const pid = Number(text)
+  if (text === '') return 'unknown'
+  if (!Number.isInteger(pid) || pid <= 0) return 'gone'
+  try {
+    process.kill(pid, 0)
+    return pid
+  } catch (error) {
+    // EPERM: alive, someone else's.
+    return /** @type {NodeJS.ErrnoException} */ (error).code === 'EPERM' ? pid : 'gone'
+  }
 }
 
 /**

@@ -1,12 +1,17 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { build, readStamp, STAMP_FILE, staleness, TARGETS } from '../scripts/build.mjs'
+import { pathToFileURL } from 'node:url'
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { build, LOCK_FILE, readStamp, STAMP_FILE, staleness, TARGETS } from '../scripts/build.mjs'
+import { waitUntil } from './helpers/assertions.js'
 import { dialect } from './helpers/database.js'
-import { ROOT, run, START_MS, withFileLock } from './helpers/process.js'
+import { killAll, ROOT, run, START_MS, spawnChild, withFileLock } from './helpers/process.js'
 
 type Target = (typeof TARGETS)[number]
+
+// A build that failed a test may still wait for its release file.
+afterAll(killAll)
 
 /**
  * A target of a temporary tree, built by a real child process: it records each run (and whether
@@ -142,6 +147,43 @@ describe('the build (scripts/build.mjs): only what changed, never a stamp for a 
     expect(buildNow().built).toEqual(['server', 'console'])
     runs()
   })
+
+  it(
+    'two builds at once: the second waits for the first (dist/.build-lock), then finds its work done',
+    async () => {
+      // The first build's command records its run, then waits for a file the test writes once the
+      // second build has said that it waits (two minutes at most: a failed test leaves no build behind).
+      const command = `
+        const fs = require('node:fs')
+        fs.appendFileSync('runs.log', 'server full\\n')
+        const until = Date.now() + 120000
+        while (!fs.existsSync('release') && Date.now() < until)
+          Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20)
+        fs.mkdirSync('out', { recursive: true })
+        fs.writeFileSync('out/server.txt', fs.readFileSync('server/a.txt'))`
+      const target = { ...copyTarget('server'), command: [process.execPath, '-e', command] }
+      write(
+        'build-once.mjs',
+        `import { build } from ${JSON.stringify(pathToFileURL(path.join(ROOT, 'scripts', 'build.mjs')).href)}
+        const { failed } = build({ root: process.cwd(), targets: [${JSON.stringify(target)}], log: (line) => console.log(line) })
+        process.exit(failed ? 1 : 0)`,
+      )
+      const first = spawnChild(process.execPath, ['build-once.mjs'], { cwd: root })
+      await waitUntil(
+        () => fs.existsSync(path.join(root, 'runs.log')),
+        (started) => started,
+      )
+      const second = spawnChild(process.execPath, ['build-once.mjs'], { cwd: root })
+      await second.waitForStdout(new RegExp(`build: waiting for the build of process ${first.proc.pid}`))
+      write('release', '')
+      expect((await first.waitForExit()).code, first.stdout).toBe(0)
+      expect((await second.waitForExit()).code, second.stdout).toBe(0)
+      expect(second.stdout).toContain('build: up to date (server)')
+      expect(runs()).toEqual(['server full'])
+      expect(fs.existsSync(path.join(root, LOCK_FILE))).toBe(false)
+    },
+    2 * START_MS,
+  )
 
   it("the real targets' inputs exist (a renamed folder would silently leave the build stale)", () => {
     for (const target of TARGETS) {

@@ -3,6 +3,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { LOCK_FILE } from '../../scripts/build.mjs'
 import { createTestDatabase, dialect, type TestDatabase } from '../helpers/database.js'
 import { killAll, ROOT, type RunResult, run, START_MS, spawnChild, withFileLock } from '../helpers/process.js'
 
@@ -52,7 +53,11 @@ function copyCheckout(to: string): void {
     // A file deleted but not yet committed is listed too.
     .filter((file) => file !== '' && fs.existsSync(path.join(ROOT, file)))
   for (const file of files) fs.cpSync(path.join(ROOT, file), path.join(to, file), { verbatimSymlinks: true })
-  fs.cpSync(path.join(ROOT, 'dist'), path.join(to, 'dist'), { recursive: true })
+  // Without a build lock that a build of the checkout may hold (scripts/build.mjs).
+  fs.cpSync(path.join(ROOT, 'dist'), path.join(to, 'dist'), {
+    recursive: true,
+    filter: (source) => path.basename(source) !== path.basename(LOCK_FILE),
+  })
   execFileSync('cp', ['-al', path.join(ROOT, 'node_modules'), path.join(to, 'node_modules')])
   const installed = path.join(to, 'node_modules', '.package-lock.json')
   fs.rmSync(installed)
