@@ -134,6 +134,10 @@ describe('the units', () => {
     for (const unit of [api, worker]) {
       expect(one(unit, 'User')).toBe('attendance')
       expect(one(unit, 'ProtectSystem')).toBe('strict')
+      // A filtered system call is refused (node falls back), not fatal (SIGSYS).
+      expect(one(unit, 'SystemCallErrorNumber')).toBe('EPERM')
+      // V8 writes the code it compiles: W^X memory would stop node.
+      expect(unit.has('MemoryDenyWriteExecute')).toBe(false)
       expect(one(unit, 'StateDirectory')).toBe('attendance')
       expect(one(unit, 'WorkingDirectory')).toBe('/var/lib/attendance')
       // SQLite writes its -wal and -shm files beside the database: the folder, not just the file.
