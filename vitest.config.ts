@@ -49,7 +49,9 @@ export default defineConfig(async () => {
     test: {
       name: dialect,
       include: dialect === 'sqlite' ? [...withDatabase, ...onOneDatabase] : withDatabase,
-      env: { TEST_DIALECT: dialect, TEST_POSTGRES_URL: POSTGRES_URL },
+      // The service's processes a test starts stop at once on SIGTERM (no 5 s of draining, which only
+      // test/shutdown.test.ts is about, and which it sets itself).
+      env: { TEST_DIALECT: dialect, TEST_POSTGRES_URL: POSTGRES_URL, SHUTDOWN_GRACE_MS: '0' },
       ...profiling,
       testTimeout: 30_000,
       // Test files of a worker share its module cache instead of importing Fastify, Kysely and src/
