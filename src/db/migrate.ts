@@ -72,16 +72,20 @@ function withNewerReleases(ran: readonly string[]): MigrationProvider {
 
 /** The migrations the database has run, by name; none when it has no migration table yet. */
 async function ranMigrations(db: Db): Promise<string[]> {
+  // Unqualified: on PostgreSQL the table is in the connection's own schema, the first of its
+  // search_path (migrateToLatest pins it there).
+  const read = async () =>
+    (
+      await sql<{ name: string }>`select name from ${sql.table(DEFAULT_MIGRATION_TABLE)}`.execute(db)
+    ).rows.map((row) => row.name)
   try {
-    // Unqualified: on PostgreSQL the table is in the connection's own schema, the first of its
-    // search_path (migrateToLatest pins it there).
-    const { rows } = await sql<{
-      name: string
-    }>`select name from ${sql.table(DEFAULT_MIGRATION_TABLE)}`.execute(db)
-    return rows.map((row) => row.name)
+    return await read()
   } catch (error) {
-    if (await hasMigrationTable(db)) throw error
-    return []
+    if (!(await hasMigrationTable(db))) return []
+    // Processes started together on an empty database: another one created the table since.
+    return read().catch(() => {
+      throw error
+    })
   }
 }
 

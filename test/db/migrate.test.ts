@@ -5,6 +5,7 @@ import pg from 'pg'
 import { describe, expect, inject, it } from 'vitest'
 import { openDatabase } from '../../src/db/connection.js'
 import { migrateToLatest, missingMigrations } from '../../src/db/migrate.js'
+import type { Db } from '../../src/db/types.js'
 import { createTestDatabase, dialect, type TestDatabase, useMigratedDatabase } from '../helpers/database.js'
 
 /** The schema a test database's URL selects (its search_path). */
@@ -147,4 +148,35 @@ describe('beside a newer release', () => {
     // And readiness counts it as nothing missing.
     expect(await missingMigrations(db)).toEqual([])
   })
+})
+
+// Several processes on one database is PostgreSQL's case (SQLite: one API process per file, and
+// Kysely runs SQLite's migrations without a lock or a transaction around them).
+describe.runIf(dialect === 'postgres')('processes started together on an empty database', () => {
+  it('each migrates (or finds it done), none fails on the migration table another one is creating', async () => {
+    // Several rounds, each on a fresh database: the window (one process's read of the table failing
+    // as another creates it) is a few milliseconds wide. scale-out's API processes met it on CI.
+    for (let round = 0; round < 6; round++) {
+      const database = await createTestDatabase()
+      const openers = Array.from({ length: 8 }, () => openDatabase(database.url).db)
+      try {
+        // Started a few milliseconds apart, as processes are: a later one reads before an earlier
+        // one has created the table, and looks for the table after it has.
+        const results = await Promise.allSettled(
+          openers.map(async (db, i) => {
+            await new Promise((resolve) => setTimeout(resolve, i * 3))
+            return migrateToLatest(db)
+          }),
+        )
+        expect(results.filter((result) => result.status === 'rejected')).toEqual([])
+        // Every migration ran exactly once, by one of them.
+        const ran = results.flatMap((result) => (result.status === 'fulfilled' ? result.value : []))
+        expect(ran.length).toBe(new Set(ran).size)
+        expect(await missingMigrations(openers[0] as Db)).toEqual([])
+      } finally {
+        await Promise.all(openers.map((db) => db.destroy()))
+        await database.drop()
+      }
+    }
+  }, 120_000)
 })
