@@ -217,6 +217,23 @@ class RedisOutage {
   }
 }
 
+/**
+ * An app whose rate limit counts in the Redis behind `outage`, logging at info, once Redis took its
+ * connection; with a key and where Redis counts that key.
+ */
+async function appThrough(outage: RedisOutage) {
+  const redis = createRateLimitRedis(`redis://127.0.0.1:${outage.port}`)
+  const log = logCapture()
+  const t = await buildTestApp(
+    { rateLimitMax: MAX, rateLimitWindowMs: WINDOW_MS, logLevel: 'info' },
+    { redis, logStream: log.stream },
+  )
+  apps.push(t)
+  const { id, secret } = await t.key()
+  await waitUntil(redisUpGauge, (up) => up === 1)
+  return { t, redis, log, secret, counter: `attendance:rl:key:${id}` }
+}
+
 describe.skipIf(!redisProbe)('REDIS_URL reachable again', () => {
   let outage: RedisOutage | undefined
   let direct: Redis | undefined
@@ -228,17 +245,8 @@ describe.skipIf(!redisProbe)('REDIS_URL reachable again', () => {
   it('counts in memory during an outage, and in Redis again once it is back', async () => {
     outage = await RedisOutage.start()
     direct = await connectTestRedis()
-    const redis = createRateLimitRedis(`redis://127.0.0.1:${outage.port}`)
+    const { t, redis, log, secret, counter } = await appThrough(outage)
     const errors = connectionErrors(redis)
-    const log = logCapture()
-    const t = await buildTestApp(
-      { rateLimitMax: MAX, rateLimitWindowMs: WINDOW_MS, logLevel: 'info' },
-      { redis, logStream: log.stream },
-    )
-    apps.push(t)
-    const { id, secret } = await t.key()
-    const counter = `attendance:rl:key:${id}`
-    await waitUntil(redisUpGauge, (up) => up === 1)
     expect(await burst(t, secret, 1)).toEqual([200])
     expect(await direct?.get(counter)).toBe('1')
 
@@ -270,16 +278,7 @@ describe.skipIf(!redisProbe)('Redis that stops answering without closing the con
   it('counts in memory after a count it did not answer, and tries Redis again 5 s later', async () => {
     outage = await RedisOutage.start()
     direct = await connectTestRedis()
-    const redis = createRateLimitRedis(`redis://127.0.0.1:${outage.port}`)
-    const log = logCapture()
-    const t = await buildTestApp(
-      { rateLimitMax: MAX, rateLimitWindowMs: WINDOW_MS, logLevel: 'info' },
-      { redis, logStream: log.stream },
-    )
-    apps.push(t)
-    const { id, secret } = await t.key()
-    const counter = `attendance:rl:key:${id}`
-    await waitUntil(redisUpGauge, (up) => up === 1)
+    const { t, log, secret, counter } = await appThrough(outage)
     expect(await burst(t, secret, 1)).toEqual([200])
 
     outage.partition()
