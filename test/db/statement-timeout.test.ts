@@ -1,10 +1,9 @@
-import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openDatabase } from '../../src/db/connection.js'
 import { SQLite } from '../../src/db/sqlite/addon.js'
 import { buildTestApp, type TestApp } from '../helpers/app.js'
 import { expectError } from '../helpers/assertions.js'
-import { createTestDatabase, dialect } from '../helpers/database.js'
+import { createTestDatabase, dialect, holdDatabase } from '../helpers/database.js'
 import { TcpProxy } from '../helpers/tcp-proxy.js'
 
 /**
@@ -39,25 +38,11 @@ describe('a statement past the database timeout', () => {
       }
     }
     const other = openDatabase(t.database.url).db
-    let release = () => {}
-    const released = new Promise<void>((resolve) => {
-      release = resolve
-    })
-    let locked = () => {}
-    const lockTaken = new Promise<void>((resolve) => {
-      locked = resolve
-    })
-    const holder = other.transaction().execute(async (trx) => {
-      await sql`lock table operators in access exclusive mode`.execute(trx)
-      locked()
-      await released
-    })
+    const hold = await holdDatabase(other, 'operators')
     try {
-      await lockTaken
       return await request()
     } finally {
-      release()
-      await holder
+      await hold.release()
       await other.destroy()
     }
   }
