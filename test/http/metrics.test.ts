@@ -13,6 +13,7 @@ import { expectError, type Operator, uniq, waitUntil } from '../helpers/assertio
 import { useTestClock } from '../helpers/clock.js'
 import { dialect, holdDatabase } from '../helpers/database.js'
 import { builtScript, type Child, killAll, ROOT, START_MS, spawnChild } from '../helpers/process.js'
+import { listeningUrl, startServerProcess } from '../helpers/server-process.js'
 import { WebhookReceiver } from '../helpers/webhook-receiver.js'
 import { sessionHelpers } from '../modules/sessions/helpers.js'
 
@@ -243,22 +244,14 @@ describe(`metrics of the processes an operator starts (${dialect})`, () => {
     async () => {
       const t = await buildTestApp()
       try {
-        const server = spawnChild(process.execPath, [builtScript('server')], {
-          env: {
-            DATABASE_URL: t.database.url,
-            HOST: '127.0.0.1',
-            PORT: '0',
-            METRICS_PORT: '0',
-            METRICS_HOST: undefined,
-            REDIS_URL: undefined,
-            WORKER: 'off',
-            LOG_LEVEL: 'info',
-          },
-        })
+        const server = startServerProcess({
+          DATABASE_URL: t.database.url,
+          METRICS_PORT: '0',
+          METRICS_HOST: undefined,
+          WORKER: 'off',
+        }).child
         const url = await metricsUrl(server)
-        const base = (
-          await server.waitForStdout(/"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)"/)
-        )[1]
+        const base = await listeningUrl(server)
         expect((await fetch(`${base}/healthz`)).status).toBe(200)
         expect((await fetch(`${base}/metrics`)).status).toBe(404)
         const result = await scrape(url)

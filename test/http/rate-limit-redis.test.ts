@@ -6,8 +6,9 @@ import { createRateLimitRedis } from '../../src/http/rate-limit.js'
 import { buildTestApp, type TestApp } from '../helpers/app.js'
 import { waitUntil } from '../helpers/assertions.js'
 import { useTestClock } from '../helpers/clock.js'
-import { builtScript, freePort, killAll, run, START_MS, spawnChild } from '../helpers/process.js'
+import { builtScript, freePort, killAll, run, START_MS } from '../helpers/process.js'
 import { connectTestRedis, REDIS_URL } from '../helpers/redis.js'
+import { listeningUrl, startServerProcess } from '../helpers/server-process.js'
 
 /**
  * REDIS_URL that cannot be reached: the limit still holds, counted in each process's memory, the
@@ -93,22 +94,17 @@ describe('REDIS_URL unreachable, in the process npm start runs', () => {
       apps.push(t)
       // An account already: the server prints no first key, and what it writes is its log alone.
       await t.key()
-      const server = spawnChild(process.execPath, [builtScript('server')], {
-        env: {
-          DATABASE_URL: t.database.url,
-          HOST: '127.0.0.1',
-          PORT: '0',
-          METRICS_PORT: '0',
-          METRICS_HOST: undefined,
-          REDIS_URL: `redis://127.0.0.1:${await freePort()}`,
-          RATE_LIMIT_MAX: String(MAX),
-          RATE_LIMIT_WINDOW_MS: String(WINDOW_MS),
-          WORKER: 'off',
-          LOG_LEVEL: 'info',
-        },
-      })
+      const server = startServerProcess({
+        DATABASE_URL: t.database.url,
+        METRICS_PORT: '0',
+        METRICS_HOST: undefined,
+        REDIS_URL: `redis://127.0.0.1:${await freePort()}`,
+        RATE_LIMIT_MAX: String(MAX),
+        RATE_LIMIT_WINDOW_MS: String(WINDOW_MS),
+        WORKER: 'off',
+      }).child
       const metrics = (await server.waitForStdout(/"msg":"metrics listening at (http:\/\/[^"]+)"/))[1]
-      const base = (await server.waitForStdout(/"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)"/))[1]
+      const base = await listeningUrl(server)
       await server.waitForStdout(new RegExp(`"msg":"${UNREACHABLE}"`))
       // Requests without a key, counted per address.
       const statuses = []
