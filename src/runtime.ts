@@ -1,10 +1,12 @@
-import type { Logger } from 'pino'
+import closeWithGrace from 'close-with-grace'
+import pino, { type Logger } from 'pino'
 import { buildApp } from './app.js'
-import type { Config } from './config.js'
+import { type Config, configurationSummary, loadConfig } from './config.js'
 import { openServiceDatabase } from './db/connection.js'
 import { errorInOneLine, migrateWhenReachable } from './db/migrate.js'
 import type { Db } from './db/types.js'
 import { createRateLimitRedis } from './http/rate-limit.js'
+import { stopWhenLauncherExits } from './lib/parent-watch.js'
 import { withoutPassword } from './lib/url.js'
 import { type CreatedKey, countAccounts, createKey } from './modules/keys/service.js'
 
@@ -56,4 +58,49 @@ export async function openReachableDatabase(config: Config, options: StartOption
     throw error
   }
   return db
+}
+
+export interface ProcessStop {
+  /** In log lines: "shutting down", or "worker shutting down" with `worker `. */
+  prefix: '' | 'worker '
+  /** Past this after a signal, the process exits 1 with a JSON line saying so. */
+  deadlineMs: number
+  /** Logged with that line. */
+  deadlineFields?: Record<string, number>
+}
+
+/**
+ * The start of a long-running process (`npm start`, `cli worker`): its configuration, its logger (the
+ * configuration in effect its first line), and its stop. On SIGTERM, SIGINT or an uncaught error the
+ * stop set last with `onStop` runs once; every line close-with-grace writes is JSON; a process an npm
+ * script started also stops when that script ends (lib/parent-watch.ts).
+ */
+export function startProcess(stopping: (config: Config) => ProcessStop) {
+  const config = loadConfig()
+  const log = pino({ level: config.logLevel })
+  log.info({ config: configurationSummary() }, 'configuration')
+  const { prefix, deadlineMs, deadlineFields = {} } = stopping(config)
+  let stop = async (_signal: string | undefined) => {}
+  closeWithGrace(
+    {
+      delay: deadlineMs,
+      logger: log,
+      onTimeout: (delay) =>
+        log.error(deadlineFields, `${prefix}shutdown did not finish within ${delay} ms; exiting`),
+    },
+    async ({ signal, err }) => {
+      if (err) log.error({ err }, `${prefix}shutting down after an error`)
+      else log.info({ signal }, `${prefix}shutting down`)
+      await stop(signal)
+    },
+  )
+  stopWhenLauncherExits(log)
+  return {
+    config,
+    log,
+    /** What a signal does from now on. */
+    onStop(next: (signal: string | undefined) => Promise<void>) {
+      stop = next
+    },
+  }
 }

@@ -1,17 +1,15 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import closeWithGrace from 'close-with-grace'
-import pino, { type Logger } from 'pino'
-import { type Config, configurationSummary, loadConfig } from './config.js'
+import type { Logger } from 'pino'
+import type { Config } from './config.js'
 import { ConnectionDrain } from './http/drain.js'
 import { startMetricsListener } from './http/metrics.js'
 import { listenWhileStarting, type StartingListener } from './http/readiness.js'
 import { clock } from './lib/clock.js'
 import { listenFailure } from './lib/listen-failure.js'
-import { stopWhenLauncherExits } from './lib/parent-watch.js'
 import type { CreatedKey } from './modules/keys/service.js'
-import { startApp } from './runtime.js'
+import { startApp, startProcess } from './runtime.js'
 
 /**
  * How long the drain may take once the grace is over: the requests in flight finishing, the inline
@@ -28,34 +26,17 @@ const WAITING_FOR_DATABASE = 'the database (DATABASE_URL) cannot be reached yet;
  * the listener closes, the requests in flight finish, the database closes and the process exits 0.
  */
 export async function serve(): Promise<void> {
-  const config = loadConfig()
-  const log = pino({ level: config.logLevel })
-  log.info({ config: configurationSummary() }, 'configuration')
+  const { config, log, onStop } = startProcess((config) => ({
+    prefix: '',
+    deadlineMs: config.shutdownGraceMs + DRAIN_MS,
+    deadlineFields: { grace_ms: config.shutdownGraceMs, drain_ms: DRAIN_MS },
+  }))
   let starting: StartingListener | undefined
-  // What a signal does: while the database is awaited, close the waiting listener; once the app
-  // is up, the drain (below).
-  let stop = async (_graceMs: number) => {
+  // What a signal does while the database is awaited: close the waiting listener; once the app is
+  // up, the drain (below).
+  onStop(async () => {
     await starting?.close()
-  }
-  closeWithGrace(
-    {
-      delay: config.shutdownGraceMs + DRAIN_MS,
-      // Its own lines (a second signal, an error) as JSON, like every other line of the process.
-      logger: log,
-      onTimeout: (delay) =>
-        log.error(
-          { grace_ms: config.shutdownGraceMs, drain_ms: DRAIN_MS },
-          `shutdown did not finish within ${delay} ms; exiting`,
-        ),
-    },
-    async ({ signal, err }) => {
-      if (err) log.error({ err }, 'shutting down after an error')
-      else log.info({ signal }, 'shutting down')
-      // SIGINT is Ctrl-C at a terminal: a person waits, no load balancer needs the grace.
-      await stop(signal === 'SIGINT' ? 0 : config.shutdownGraceMs)
-    },
-  )
-  stopWhenLauncherExits(log)
+  })
   const { app, firstKey } = await startApp(config, {
     log,
     onUnreachable: async () => {
@@ -80,7 +61,9 @@ export async function serve(): Promise<void> {
           log: app.log,
         })
   const connections = new ConnectionDrain(app.server)
-  stop = async (graceMs) => {
+  onStop(async (signal) => {
+    // SIGINT is Ctrl-C at a terminal: a person waits, no load balancer needs the grace.
+    const graceMs = signal === 'SIGINT' ? 0 : config.shutdownGraceMs
     app.beginShutdown()
     app.log.info({ grace_ms: graceMs }, `not ready; serving for ${graceMs} ms more (SHUTDOWN_GRACE_MS)`)
     await new Promise<void>((resolve) => clock.schedule(resolve, graceMs))
@@ -90,7 +73,7 @@ export async function serve(): Promise<void> {
     await metrics?.close()
     // The listener is closed already: Fastify's close stops the inline worker and closes the database.
     await app.close()
-  }
+  })
   // The key is handed over before listening: a start that then fails to listen (port in use) has
   // already stored it, and the next start will not make another one.
   const shown = firstKey ? handOverFirstKey(firstKey, config, log) : undefined
