@@ -470,7 +470,7 @@ async function explain(
 async function explainEveryFilter(target: Target, accountId: string, operator: Insertable<OperatorsTable>) {
   const { filteredSessionsQuery } = await import('../src/modules/sessions/repository.js')
   const { db } = openDatabase(target.url)
-  const auth = { keyId: 'bench', accountId, livemode: false }
+  const auth = { principalId: 'bench', locationIds: null, accountId, livemode: false }
   const month = { from: Date.parse('2025-06-01T00:00:00Z'), to: Date.parse('2025-07-01T00:00:00Z') }
   const sample = await db
     .selectFrom('sessions')
@@ -698,7 +698,7 @@ async function benchTimesheets(
   }
 
   if (process.env.BENCH_EXPLAIN !== '0') {
-    const auth = { keyId: 'bench', accountId, livemode: false }
+    const auth = { principalId: 'bench', locationIds: null, accountId, livemode: false }
     const filters = { from: '2025-06-01', to: '2025-06-30' }
     // The statements the timesheet runs: a first page, and a CSV batch in the middle of the month.
     const compiled = [
@@ -739,7 +739,7 @@ async function explainOverlap(target: Target, accountId: string, operatorId: str
     const gap = heavyGap(Math.floor(HEAVY_SESSIONS / 2))
     const query = build(
       db,
-      { keyId: 'bench', accountId, livemode: false },
+      { principalId: 'bench', locationIds: null, accountId, livemode: false },
       {
         operatorId,
         start: gap.from,

@@ -18,6 +18,7 @@ import { newRequestId } from './http/request-id.js'
 import { serializerFactory } from './http/serialization.js'
 import { rejectNulCharacters, validatorCompiler } from './http/validation.js'
 import { clock } from './lib/clock.js'
+import { PersonSessions } from './modules/auth/service.js'
 import { deviceRoutes } from './modules/devices/routes.js'
 import { DeviceSightings } from './modules/devices/service.js'
 import { EventRetention, retentionWindowMs } from './modules/events/retention.js'
@@ -41,6 +42,8 @@ declare module 'fastify' {
     db: Db
     creates: CreateRunner
     paginator: Paginator
+    /** Signed-in people's sessions (cookie look-ups, CSRF tokens), shared by `identify` and /v1/auth. */
+    personSessions: PersonSessions
   }
 }
 
@@ -114,9 +117,11 @@ export async function buildApp({ config, db, redis, logStream }: AppDependencies
   })
   app.addHook('onRequest', requireHostHeader)
   const sightings = new DeviceSightings(db)
+  const personSessions = new PersonSessions(db, await loadSecret(db, 'csrf_secret'))
+  app.decorate('personSessions', personSessions)
   app.addHook(
     'onRequest',
-    identify(new KeyCache(db), (deviceId) => sightings.seen(deviceId)),
+    identify(new KeyCache(db), personSessions, config.publicUrl, (deviceId) => sightings.seen(deviceId)),
   )
   await registerRateLimit(app, { max: config.rateLimitMax, windowMs: config.rateLimitWindowMs, redis })
   app.addHook('onRequest', enforce)

@@ -6,7 +6,7 @@ import { migrateToLatest } from './db/migrate.js'
 import { type BackupResult, backupSqlite } from './db/sqlite/backup.js'
 import { RestoreRefused, restoreSqlite } from './db/sqlite/restore.js'
 import type { Db } from './db/types.js'
-import { isScope, type Scope } from './modules/keys/scopes.js'
+import { isPeopleOnlyScope, isScope, type Scope } from './modules/keys/scopes.js'
 import {
   createKey,
   keyLabel,
@@ -219,6 +219,9 @@ function parseScopes(value: string): Scope[] {
   const bad = scopes.filter((s) => !isScope(s))
   if (bad.length || scopes.length === 0)
     throw new UsageError(`Unknown scope(s): ${bad.join(', ') || '(none given)'}.`)
+  const peopleOnly = (scopes as Scope[]).filter(isPeopleOnlyScope)
+  if (peopleOnly.length)
+    throw new UsageError(`No key holds ${peopleOnly.join(', ')}: only people manage people and keys.`)
   return scopes as Scope[]
 }
 

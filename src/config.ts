@@ -42,6 +42,14 @@ export interface Config {
   databaseStatementTimeoutMs: number
   /** FIRST_KEY_FILE: where the first-start key is written when stdout is not a terminal. */
   firstKeyFile: string
+  /** PUBLIC_URL: where links (invitations, resets, SSO's callback) point; no trailing slash. */
+  publicUrl: string
+  /** SMTP_URL (`smtp://` or `smtps://`): invitations and resets are e-mailed; undefined: not e-mailed. */
+  smtpUrl: string | undefined
+  /** SMTP_FROM: the sender of those e-mails. */
+  smtpFrom: string
+  /** OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET, all three or none: "Sign in with SSO". */
+  oidc: { issuer: string; clientId: string; clientSecret: string } | undefined
 }
 
 const SESSION_SWEEP_INTERVAL_MS = 15_000
@@ -98,6 +106,16 @@ export const Environment = Type.Object({
   DATABASE_STARTUP_TIMEOUT_MS: WholeNumber(0, 3_600_000, 60_000),
   DATABASE_STATEMENT_TIMEOUT_MS: WholeNumber(100, 3_600_000, 30_000),
   FIRST_KEY_FILE: Type.String({ default: path.join('data', 'first-key.txt') }),
+  PUBLIC_URL: Type.Optional(
+    Type.String({ pattern: '^https?://[^/?#]+(/[^?#]*)?$', expected: 'be an http:// or https:// URL' }),
+  ),
+  SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://', expected: 'start with smtp:// or smtps://' })),
+  SMTP_FROM: Type.String({ default: 'Attendance <no-reply@localhost>' }),
+  OIDC_ISSUER: Type.Optional(
+    Type.String({ pattern: '^https?://', expected: 'be an http:// or https:// URL' }),
+  ),
+  OIDC_CLIENT_ID: Type.Optional(Type.String()),
+  OIDC_CLIENT_SECRET: Type.Optional(Type.String()),
 })
 type Environment = Static<typeof Environment>
 type Variable = keyof Environment
@@ -143,7 +161,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseStartupTimeoutMs: values.DATABASE_STARTUP_TIMEOUT_MS,
     databaseStatementTimeoutMs: values.DATABASE_STATEMENT_TIMEOUT_MS,
     firstKeyFile: values.FIRST_KEY_FILE,
+    publicUrl: (values.PUBLIC_URL ?? `http://localhost:${values.PORT}`).replace(/\/+$/, ''),
+    smtpUrl: values.SMTP_URL,
+    smtpFrom: values.SMTP_FROM,
+    oidc: oidcSettings(values),
   }
+}
+
+/** SSO needs all three of its variables: two of them is a mistake worth stopping the start for. */
+function oidcSettings(values: Environment): Config['oidc'] {
+  const { OIDC_ISSUER: issuer, OIDC_CLIENT_ID: clientId, OIDC_CLIENT_SECRET: clientSecret } = values
+  if (issuer === undefined && clientId === undefined && clientSecret === undefined) return undefined
+  if (issuer === undefined || clientId === undefined || clientSecret === undefined)
+    throw new ConfigError('OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET are set together or not at all')
+  return { issuer, clientId, clientSecret }
 }
 
 /**
@@ -219,6 +250,7 @@ export function configurationSummary(env: NodeJS.ProcessEnv = process.env): Reco
   return Object.fromEntries(
     (Object.keys(Environment.properties) as Variable[]).map((name) => {
       const value = values[name] ?? null
+      if (name.endsWith('_SECRET') && value !== null) return [name, '***']
       return [name, name.endsWith('_URL') && typeof value === 'string' ? withoutPassword(value) : value]
     }),
   )
@@ -226,5 +258,6 @@ export function configurationSummary(env: NodeJS.ProcessEnv = process.env): Reco
 
 /** URLs may carry a password: a bad one is repeated up to its scheme only. */
 function shown(name: Variable, raw: string): string {
+  if (name.endsWith('_SECRET')) return '***'
   return name.endsWith('_URL') ? `${raw.split(':')[0]}:…` : raw
 }

@@ -5,11 +5,23 @@ import { openDatabase } from '../src/db/connection.js'
 import { createTestDatabase, dialect, type TestDatabase } from './helpers/database.js'
 import { builtScript, killAll, type RunResult, run, START_MS } from './helpers/process.js'
 
-/** The 14 scopes of the spec ("Keys, modes, scopes"), written out independently of the code. */
+/**
+ * The scopes a key made without `--scopes` holds ("Keys, modes, scopes" and "People and access"):
+ * every one but `users:*` and `keys:*`, written out independently of the code.
+ */
 const ALL_SCOPES = [
-  ...['operators', 'sessions', 'devices', 'locations', 'scans', 'webhooks', 'events', 'timesheets'].flatMap(
-    (r) => [`${r}:read`, `${r}:write`],
-  ),
+  ...[
+    'operators',
+    'sessions',
+    'devices',
+    'locations',
+    'scans',
+    'webhooks',
+    'events',
+    'timesheets',
+    'schedules',
+    'leave',
+  ].flatMap((r) => [`${r}:read`, `${r}:write`]),
   'sessions:approve',
 ]
 const CREATED_KEY_FIELDS = ['account_id', 'expires_at', 'id', 'label', 'mode', 'scopes', 'secret']

@@ -112,7 +112,8 @@ async function ageClaim(db: Db | undefined, key: string): Promise<number> {
   const moved = await db
     .updateTable('idempotency_keys')
     .set((eb) => ({ locked_at: eb('locked_at', '-', IDEMPOTENCY_LEASE_MS) }))
-    .where('key', '=', key)
+    // Stored as `<principal id>:<key>` (scoped to the principal).
+    .where('key', 'like', `%:${key}`)
     .where('status', '=', 'in_flight')
     .executeTakeFirst()
   return Number(moved.numUpdatedRows)

@@ -30,8 +30,15 @@ export const ERROR_CODES = {
   method_not_allowed: { type: 'bad_request', status: 405 },
   body_too_large: { type: 'bad_request', status: 413 },
   unsupported_media_type: { type: 'bad_request', status: 415 },
+  missing_account: { type: 'bad_request', status: 400 },
+  missing_mode: { type: 'bad_request', status: 400 },
+  invalid_credentials: { type: 'authentication_error', status: 401 },
   missing_scope: { type: 'insufficient_scope', status: 403 },
   device_mismatch: { type: 'insufficient_scope', status: 403 },
+  location_restricted: { type: 'insufficient_scope', status: 403 },
+  self_approval: { type: 'insufficient_scope', status: 403 },
+  csrf_token_invalid: { type: 'insufficient_scope', status: 403 },
+  sso_user_unknown: { type: 'insufficient_scope', status: 403 },
   route_not_found: { type: 'not_found', status: 404 },
   resource_missing: { type: 'not_found', status: 404 },
   duplicate_ident: { type: 'conflict', status: 409 },
@@ -48,6 +55,8 @@ export const ERROR_CODES = {
   pay_rule_in_use: { type: 'conflict', status: 409 },
   idempotency_key_reuse: { type: 'conflict', status: 409 },
   idempotency_key_in_use: { type: 'conflict', status: 409 },
+  email_in_use: { type: 'conflict', status: 409 },
+  last_owner: { type: 'conflict', status: 409 },
   missing_param: { type: 'validation_error', status: 422 },
   unknown_param: { type: 'validation_error', status: 422 },
   invalid_type: { type: 'validation_error', status: 422 },
@@ -73,6 +82,7 @@ export const ERROR_CODES = {
   invalid_pin: { type: 'validation_error', status: 422 },
   rate_limited: { type: 'rate_limited', status: 429 },
   pin_locked: { type: 'rate_limited', status: 429 },
+  sign_in_locked: { type: 'rate_limited', status: 429 },
   not_ready: { type: 'api_error', status: 503 },
   database_timeout: { type: 'api_error', status: 503 },
 } as const satisfies Record<string, { type: ErrorType; status: number }>
@@ -167,6 +177,44 @@ export const errors = {
   authentication: (message: string) => ApiError.uncoded('authentication_error', message),
   insufficientScope: (scope: string) =>
     coded('missing_scope', `This key lacks the scope ${scope} needed for this request.`),
+  /** A principal held to sites, on a route about the whole account (decisions.md, "Sites"). */
+  locationRestricted: () =>
+    coded(
+      'location_restricted',
+      'This request is about the whole account; a key or person held to some locations cannot make it.',
+    ),
+  /** A person approving, rejecting or excusing the work of the operator that is themselves. */
+  selfApproval: () =>
+    coded('self_approval', 'Nobody approves, rejects or excuses their own work; ask another manager.'),
+  csrfTokenInvalid: () =>
+    coded(
+      'csrf_token_invalid',
+      'A signed-in change must carry X-CSRF-Token equal to the csrf_token of GET /v1/auth/session.',
+    ),
+  ssoUserUnknown: () =>
+    coded(
+      'sso_user_unknown',
+      'No person with this verified e-mail is invited to or active in an account here; ask an owner for an invitation.',
+    ),
+  missingAccount: () =>
+    coded(
+      'missing_account',
+      'You belong to several accounts: name one in the Attendance-Account header (an id from GET /v1/auth/session).',
+    ),
+  missingMode: () =>
+    coded('missing_mode', 'A signed-in request names its mode in the Attendance-Mode header: test or live.'),
+  invalidCredentials: () => coded('invalid_credentials', 'The e-mail or the password is wrong.'),
+  signInLocked: (retryAfterSeconds: number) =>
+    coded('sign_in_locked', 'Too many failed sign-ins; try again later or reset the password.', {
+      headers: { 'retry-after': String(retryAfterSeconds) },
+    }),
+  emailInUse: () =>
+    coded('email_in_use', 'A person with this e-mail already belongs to this account.', { param: 'email' }),
+  lastOwner: () =>
+    coded(
+      'last_owner',
+      'The last active owner of an account cannot be demoted or deactivated; make another owner first.',
+    ),
   /** A device key on a route it cannot use: it scans at its device and reads its device, no more. */
   deviceKeyRefused: () =>
     coded(

@@ -25,6 +25,7 @@ import * as m013 from './migrations/013_metrics_indexes.js'
 import * as m014 from './migrations/014_retention.js'
 import * as m015 from './migrations/015_time_clock.js'
 import * as m016 from './migrations/016_location_locale.js'
+import * as m017 from './migrations/017_people.js'
 import type { Db } from './types.js'
 
 // Migrations are imported statically so the built service and tsx runs need no file-system scan.
@@ -45,6 +46,7 @@ const migrations: Record<string, Migration> = {
   '014_retention': m014,
   '015_time_clock': m015,
   '016_location_locale': m016,
+  '017_people': m017,
 }
 
 /**

@@ -22,6 +22,13 @@ export interface Database {
   scans: ScansTable
   pay_periods: PayPeriodsTable
   pay_rules: PayRulesTable
+  users: UsersTable
+  memberships: MembershipsTable
+  auth_sessions: AuthSessionsTable
+  user_tokens: UserTokensTable
+  sign_in_failures: SignInFailuresTable
+  sso_identities: SsoIdentitiesTable
+  audit_log: AuditLogTable
   closed_timesheet_days: ClosedTimesheetDaysTable
   webhook_endpoints: WebhookEndpointsTable
   webhook_deliveries: WebhookDeliveriesTable
@@ -63,6 +70,8 @@ export interface ApiKeysTable {
   label: string | null
   /** A device key's device (migration 015): such a key scans at that device and nothing else. */
   device_id: string | null
+  /** Migration 017: the locations the key is held to, comma-separated; null: every location. */
+  location_ids: Generated<string | null>
 }
 
 export interface IdempotencyKeysTable {
@@ -109,6 +118,11 @@ export interface OperatorsTable {
   pin_failures: Generated<number>
   /** Until when scans of this operator at PIN devices are refused after too many wrong PINs. */
   pin_locked_until: number | null
+  /** Migration 017: where the operator works (what a site-restricted principal may change); null: nowhere in particular. */
+  home_location_id: string | null
+  /** Migration 017: employment dates (`YYYY-MM-DD`, inclusive), null when open. */
+  start_date: string | null
+  end_date: string | null
 }
 
 export interface LocationsTable {
@@ -224,6 +238,8 @@ export interface PayPeriodsTable {
   updated_at: number
   /** While closed: the stored timesheet's totals as JSON (`PayPeriodTotals`); null while open. */
   totals: string | null
+  /** Migration 017: the principal (key or person) that closed it; null while open or closed before. */
+  closed_by: string | null
 }
 
 /**
@@ -360,4 +376,89 @@ export interface WebhookAttemptsTable {
   duration_ms: number
   error: string | null
   response_excerpt: string | null
+}
+
+/** A person (migration 017): one login, whatever the accounts they belong to. */
+export interface UsersTable {
+  id: string
+  email: string
+  /** The e-mail lower-cased: unique in the service. */
+  email_key: string
+  name: string
+  /** argon2id (PHC string); null for a person who has not set one (invited, or SSO only). */
+  password_hash: string | null
+  created_at: number
+  updated_at: number
+}
+
+export type Role = 'owner' | 'admin' | 'payroll' | 'manager' | 'viewer'
+export type MembershipStatus = 'invited' | 'active' | 'deactivated'
+
+/** A person in one account: their role, sites and worker record there. */
+export interface MembershipsTable {
+  id: string
+  account_id: string
+  user_id: string
+  role: Role
+  /** Comma-separated location ids; null: every location. */
+  location_ids: string | null
+  operator_id: string | null
+  status: MembershipStatus
+  last_sign_in_at: number | null
+  created_at: number
+  updated_at: number
+}
+
+/** A signed-in browser: the cookie's SHA-256, never the cookie. */
+export interface AuthSessionsTable {
+  id: string
+  token_hash: string
+  user_id: string
+  created_at: number
+  /** The idle timeout counts from here (written at most once a minute). */
+  last_used_at: number
+  /** The absolute end: 7 days after sign-in. */
+  expires_at: number
+  ended_at: number | null
+}
+
+/** An invitation or password-reset link's token, by its SHA-256; single use. */
+export interface UserTokensTable {
+  token_hash: string
+  kind: 'invite' | 'reset'
+  user_id: string
+  /** An invitation's account; null for a reset. */
+  account_id: string | null
+  expires_at: number
+  used_at: number | null
+  created_at: number
+}
+
+/** One failed sign-in, for the lockouts (decisions.md, "Sign-in"). */
+export interface SignInFailuresTable {
+  email_key: string
+  ip: string
+  created_at: number
+}
+
+/** An OpenID Connect identity (`iss`, `sub`) linked to a person. */
+export interface SsoIdentitiesTable {
+  issuer: string
+  subject: string
+  user_id: string
+  created_at: number
+}
+
+/** Who did what to people and keys; never a token, password or secret. */
+export interface AuditLogTable {
+  id: string
+  account_id: string | null
+  type: string
+  actor_type: 'api_key' | 'user' | 'device' | 'service'
+  actor_id: string
+  actor_name: string | null
+  target_type: 'user' | 'api_key' | null
+  target_id: string | null
+  ip: string | null
+  created_at: number
 }

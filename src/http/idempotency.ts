@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, type ErrorBody, errors } from '../core/errors.js'
+import type { AuthContext } from '../core/identity.js'
 import { idempotencyReplays } from '../core/metrics.js'
 import { compiled } from '../db/compiled.js'
 import { supportsRowLocks } from '../db/connection.js'
@@ -23,7 +24,17 @@ type OneTransactionOutcome<T> = Replay | { kind: 'refused'; error: ApiError } | 
 type KeyScope = {
   accountId: string
   livemode: Flag
+  /** The principal's id, a colon, and the client's key: what the `key` column holds. */
   key: string
+}
+
+/**
+ * Idempotency keys are scoped to account, mode and principal (decisions.md): two keys of one
+ * account, or a key and a person, never replay each other's answers. The principal's id prefixes
+ * the stored key (`key_…:<key>`, `usr_…:<key>`), so the table and its primary key stay as they were.
+ */
+function keyScope(auth: AuthContext, key: string): KeyScope {
+  return { accountId: auth.accountId, livemode: toFlag(auth.livemode), key: `${auth.principalId}:${key}` }
 }
 
 /**
@@ -60,7 +71,7 @@ export class CreateRunner {
       const auth = requireAuth(request)
       const key = readKey(request)
       if (key !== undefined) {
-        const scope: KeyScope = { accountId: auth.accountId, livemode: toFlag(auth.livemode), key }
+        const scope = keyScope(auth, key)
         return this.runInOneTransaction(reply, scope, fingerprint(request), create, successStatus)
       }
     }
@@ -90,7 +101,7 @@ export class CreateRunner {
       reply.code(successStatus)
       return result
     }
-    const scope: KeyScope = { accountId: auth.accountId, livemode: toFlag(auth.livemode), key }
+    const scope = keyScope(auth, key)
     const claim = await this.claim(this.db, scope, fingerprint(request))
     if (claim.kind === 'replay') return this.replay(reply, claim)
     try {

@@ -64,7 +64,7 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
     max: options.max,
     timeWindow: options.windowMs,
     store,
-    keyGenerator: (request) => (request.auth ? `key:${request.auth.keyId}` : `ip:${request.ip}`),
+    keyGenerator: (request) => (request.auth ? `key:${request.auth.principalId}` : `ip:${request.ip}`),
     errorResponseBuilder: (_request, context) => errors.rateLimited(retryAfterSeconds(context.ttl)),
   })
   app.addHook('onRequest', app.rateLimit())

@@ -5,7 +5,7 @@ import type { AuthContext } from '../core/identity.js'
 import { IdParams, listEnvelope, ref } from '../core/schemas.js'
 import type { Db, Executor, Trx } from '../db/types.js'
 import type { ScopeResource } from '../modules/keys/scopes.js'
-import { requireAuth } from './auth.js'
+import { requireAuth, type SiteRule } from './auth.js'
 import { errorResponses } from './schemas.js'
 
 /**
@@ -26,6 +26,12 @@ export interface ResourceDefinition<
   name: string
   tag: string
   scope: ScopeResource
+  /**
+   * Where its objects live, for a principal held to sites (`config.sites`): one rule for every
+   * route, or one for its reads and one for its writes (locations: read at one's sites, made only
+   * by an unrestricted principal).
+   */
+  sites: SiteRule | { read: SiteRule; write: SiteRule }
   /** The resource's named schema (with `$id`); routes refer to it, never copy it. */
   schema: TSchema
   create?: {
@@ -77,8 +83,9 @@ export function registerResourceRoutes<
 >(instance: FastifyInstance, def: ResourceDefinition<Api, Create, Update, Query>): void {
   const app = instance.withTypeProvider<TypeBoxTypeProvider>()
   const tags = [def.tag]
-  const read = { scope: `${def.scope}:read` as const }
-  const write = { scope: `${def.scope}:write` as const }
+  const sites = typeof def.sites === 'string' ? { read: def.sites, write: def.sites } : def.sites
+  const read = { scope: `${def.scope}:read` as const, sites: sites.read }
+  const write = { scope: `${def.scope}:write` as const, sites: sites.write }
   const byId = `${def.path}/:id`
   const label = def.name.replaceAll('_', ' ')
   const article = /^[aeiou]/.test(label) ? 'an' : 'a'

@@ -147,7 +147,7 @@ describe('retries, backoff and idempotency keys (real API over HTTP)', () => {
       .values({
         account_id: key.account_id,
         livemode: 0,
-        key: idempotencyKey,
+        key: `${key.id}:${idempotencyKey}`,
         fingerprint: requestFingerprint('POST', '/v1/operators', body),
         status: 'in_flight',
         response_status: null,

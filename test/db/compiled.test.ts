@@ -136,6 +136,9 @@ describe('compiled queries', () => {
       pin_hash: true,
       pin_failures: true,
       pin_locked_until: true,
+      home_location_id: true,
+      start_date: true,
+      end_date: true,
     } as const
     const insertThree = compiledInsertRows('operators', columns, 3)
     const row = (n: number) => ({
@@ -152,10 +155,13 @@ describe('compiled queries', () => {
       pin_hash: null,
       pin_failures: 0,
       pin_locked_until: null,
+      home_location_id: null,
+      start_date: null,
+      end_date: null,
     })
     const query = insertThree.compile(db, [row(1), row(2), row(3)])
-    expect(query.parameters).toHaveLength(39)
-    expect(query.parameters.slice(13, 26)).toEqual(Object.values(row(2)))
+    expect(query.parameters).toHaveLength(48)
+    expect(query.parameters.slice(16, 32)).toEqual(Object.values(row(2)))
     const result = await insertThree.run(db, [row(1), row(2), row(3)])
     expect(result.numAffectedRows).toBe(3n)
     for (const n of [1, 2, 3]) {

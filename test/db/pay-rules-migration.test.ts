@@ -29,7 +29,7 @@ describe('migration 010_pay_rules', () => {
       .execute()
 
     expect(await migrateToLatest(db)).toContain('010_pay_rules')
-    const auth = { keyId: 'key_1', accountId: 'acct_1', livemode: false }
+    const auth = { principalId: 'key_1', locationIds: null, accountId: 'acct_1', livemode: false }
     expect((await listOperators(db, auth, {}, undefined, 10)).map((o) => [o.id, o.pay_rule_id])).toEqual([
       ['op_old', null],
     ])

@@ -120,7 +120,12 @@ describe.runIf(dialect === 'postgres')('planner statistics on PostgreSQL', () =>
     expect((await analyzed()).sessions).toBe(true)
     expect(errors).toEqual([])
 
-    const auth: AuthContext = { keyId: 'key_stats', accountId: 'acct_stats', livemode: false }
+    const auth: AuthContext = {
+      principalId: 'key_stats',
+      locationIds: null,
+      accountId: 'acct_stats',
+      livemode: false,
+    }
     const query = overlappingSessionQuery(db, auth, {
       operatorId: 'op_7',
       start: 50 * 36000000 + 30000000,

@@ -331,7 +331,7 @@ describe('error envelope', () => {
       // A cursor the service itself signed, for the same caller, but for another list.
       const key = await t.key()
       const paginator = new Paginator(await loadSecret(t.db, 'cursor_secret'))
-      const auth = { keyId: key.id, accountId: key.account_id, livemode: false }
+      const auth = { principalId: key.id, locationIds: null, accountId: key.account_id, livemode: false }
       const rows = [{ id: 'ses_2' }, { id: 'ses_1' }]
       const page = await paginator.page(
         'sessions',

@@ -22,7 +22,7 @@ describe('CreateRunner: a keyed create that fails after writing', () => {
     t = await buildTestApp()
     runner = new CreateRunner(t.db)
     const key = await t.key({ account: uniq('acct') })
-    auth = { keyId: key.id, accountId: key.account_id, livemode: false }
+    auth = { principalId: key.id, locationIds: null, accountId: key.account_id, livemode: false }
   })
   afterAll(() => t.close())
 
@@ -54,7 +54,7 @@ describe('CreateRunner: a keyed create that fails after writing', () => {
       .selectFrom('idempotency_keys')
       .select(['status', 'response_status'])
       .where('account_id', '=', auth.accountId)
-      .where('key', '=', key)
+      .where('key', '=', `${auth.principalId}:${key}`)
       .executeTakeFirst()
 
   it('a stored refusal keeps nothing the create wrote, and replays', async () => {

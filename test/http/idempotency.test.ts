@@ -32,12 +32,13 @@ describe('idempotency of POST creates', () => {
       .execute()
   }
 
-  async function storedKey(accountId: string, key: string) {
+  /** The stored rows of a client's key sent with `owner`'s API key (stored as `<principal id>:<key>`). */
+  async function storedKey(owner: { account_id: string; id: string }, key: string) {
     return t.db
       .selectFrom('idempotency_keys')
       .selectAll()
-      .where('account_id', '=', accountId)
-      .where('key', '=', key)
+      .where('account_id', '=', owner.account_id)
+      .where('key', '=', `${owner.id}:${key}`)
       .execute()
   }
 
@@ -60,7 +61,7 @@ describe('idempotency of POST creates', () => {
       { id: first.body.id, ident: body.ident, livemode: 0 },
     ])
     expect(await eventTypes(t, key.account_id)).toEqual(['operator.created'])
-    const stored = await storedKey(key.account_id, k)
+    const stored = await storedKey(key, k)
     expect(stored).toHaveLength(1)
     expect(stored[0]).toMatchObject({ status: 'done', response_status: 201 })
   })
@@ -117,7 +118,7 @@ describe('idempotency of POST creates', () => {
         .values({
           account_id: key.account_id,
           livemode: 0,
-          key: k,
+          key: `${key.id}:${k}`,
           fingerprint: requestFingerprint(method, path, body),
           status: 'done',
           response_status: 201,
@@ -205,7 +206,7 @@ describe('idempotency of POST creates', () => {
     const k = uniq('key')
     const first = await api.post('/v1/operators', { ident, name: 'second' }, keyed(k))
     expectError(first, 409, 'conflict', 'duplicate_ident', 'ident')
-    const stored = await storedKey(key.account_id, k)
+    const stored = await storedKey(key, k)
     expect(stored).toHaveLength(1)
     expect(stored[0]).toMatchObject({ status: 'done', response_status: 409 })
 
@@ -225,10 +226,10 @@ describe('idempotency of POST creates', () => {
     const k = uniq('key')
     const bad = await api.post('/v1/operators', { name: 'no ident' }, keyed(k))
     expectError(bad, 422, 'validation_error', 'missing_param', 'ident')
-    expect(await storedKey(key.account_id, k)).toEqual([])
+    expect(await storedKey(key, k)).toEqual([])
     const wrongType = await api.post('/v1/operators', { ident: 42 }, keyed(k))
     expectError(wrongType, 422, 'validation_error', 'invalid_type', 'ident')
-    expect(await storedKey(key.account_id, k)).toEqual([])
+    expect(await storedKey(key, k)).toEqual([])
 
     const good = await api.post<Operator>('/v1/operators', { ident: uniq('W'), name: 'no ident' }, keyed(k))
     expect(good.status).toBe(201)
@@ -251,7 +252,7 @@ describe('idempotency of POST creates', () => {
       401,
       'authentication_error',
     )
-    expect(await storedKey(key.account_id, k)).toEqual([])
+    expect(await storedKey(key, k)).toEqual([])
     const res = await t.client(key.secret).post('/v1/operators', body, keyed(k))
     expect(res.status).toBe(201)
   })
@@ -291,17 +292,17 @@ describe('idempotency of POST creates', () => {
     const res = await api.post('/v1/operators', { ident: uniq('W') }, keyed(long))
     expectError(res, 422, 'validation_error', undefined, 'Idempotency-Key')
     expect(await operatorRows(key.account_id)).toEqual([])
-    expect(await storedKey(key.account_id, long)).toEqual([])
+    expect(await storedKey(key, long)).toEqual([])
 
     const max = `${uniq('k')}${'x'.repeat(255)}`.slice(0, 255)
     const ok = await api.post<Operator>('/v1/operators', { ident: uniq('W') }, keyed(max))
     expect(ok.status).toBe(201)
-    expect(await storedKey(key.account_id, max)).toHaveLength(1)
+    expect(await storedKey(key, max)).toHaveLength(1)
   })
 
   describe('claims staged in the idempotency_keys table', () => {
     async function stage(
-      accountId: string,
+      owner: { account_id: string; id: string },
       k: string,
       body: unknown,
       fields: {
@@ -314,9 +315,9 @@ describe('idempotency of POST creates', () => {
       await t.db
         .insertInto('idempotency_keys')
         .values({
-          account_id: accountId,
+          account_id: owner.account_id,
           livemode: 0,
-          key: k,
+          key: `${owner.id}:${k}`,
           fingerprint: requestFingerprint('POST', '/v1/operators', body),
           status: fields.status,
           response_status: fields.response?.[0] ?? null,
@@ -332,7 +333,7 @@ describe('idempotency of POST creates', () => {
       const k = uniq('key')
       const body = { ident: uniq('W') }
       const now = clock.now()
-      await stage(key.account_id, k, body, { status: 'in_flight', created_at: now, locked_at: now })
+      await stage(key, k, body, { status: 'in_flight', created_at: now, locked_at: now })
 
       const res = await api.post('/v1/operators', body, keyed(k))
       expectError(res, 409, 'conflict', 'idempotency_key_in_use')
@@ -346,7 +347,7 @@ describe('idempotency of POST creates', () => {
       expect(await operatorRows(key.account_id)).toEqual([])
       expect(await eventTypes(t, key.account_id)).toEqual([])
       // The claim of the other request is left alone.
-      expect(await storedKey(key.account_id, k)).toMatchObject([{ status: 'in_flight', locked_at: now }])
+      expect(await storedKey(key, k)).toMatchObject([{ status: 'in_flight', locked_at: now }])
     })
 
     it('takes over an abandoned claim once the lease has passed, not a millisecond before', async () => {
@@ -355,7 +356,7 @@ describe('idempotency of POST creates', () => {
       const body = { ident: uniq('W') }
       // A claim left in flight by a request whose process died at this instant.
       const claimedAt = clock.now()
-      await stage(key.account_id, k, body, {
+      await stage(key, k, body, {
         status: 'in_flight',
         created_at: claimedAt,
         locked_at: claimedAt,
@@ -370,7 +371,7 @@ describe('idempotency of POST creates', () => {
       expect(res.status).toBe(201)
       expect(res.headers['idempotent-replayed']).toBeUndefined()
       expect(await operatorRows(key.account_id)).toHaveLength(1)
-      const [row] = await storedKey(key.account_id, k)
+      const [row] = await storedKey(key, k)
       expect(row).toMatchObject({ status: 'done', response_status: 201 })
       expect(Number(row?.locked_at)).toBe(claimedAt + IDEMPOTENCY_LEASE_MS)
 
@@ -397,7 +398,7 @@ describe('idempotency of POST creates', () => {
         updated: '2020-01-01T00:00:00.000Z',
       }
       const at = clock.now() - 23 * HOUR
-      await stage(key.account_id, k, body, {
+      await stage(key, k, body, {
         status: 'done',
         created_at: at,
         locked_at: at,
@@ -427,7 +428,7 @@ describe('idempotency of POST creates', () => {
         updated: '2020-01-01T00:00:00.000Z',
       })
       const at = clock.now() - HOUR
-      await stage(key.account_id, k, body, {
+      await stage(key, k, body, {
         status: 'done',
         created_at: at,
         locked_at: at,
@@ -453,7 +454,7 @@ describe('idempotency of POST creates', () => {
 
       const k1 = uniq('key')
       const body1 = { ident: uniq('W') }
-      await stage(key.account_id, k1, body1, {
+      await stage(key, k1, body1, {
         status: 'done',
         created_at: stale,
         locked_at: stale,
@@ -467,7 +468,7 @@ describe('idempotency of POST creates', () => {
 
       const k2 = uniq('key')
       await stage(
-        key.account_id,
+        key,
         k2,
         { ident: 'something else' },
         {
@@ -483,7 +484,7 @@ describe('idempotency of POST creates', () => {
 
       expect(await operatorRows(key.account_id)).toHaveLength(2)
       for (const k of [k1, k2]) {
-        const [row] = await storedKey(key.account_id, k)
+        const [row] = await storedKey(key, k)
         expect(Number(row?.created_at)).toBeGreaterThan(stale + IDEMPOTENCY_RETENTION_MS)
       }
     })
@@ -495,19 +496,19 @@ describe('idempotency of POST creates', () => {
       const freshKey = uniq('fresh')
       const stale = now - IDEMPOTENCY_RETENTION_MS - 1
       await stage(
-        key.account_id,
+        key,
         staleKeys[0] ?? '',
         { a: 1 },
         { status: 'done', created_at: stale, locked_at: stale, response: [201, {}] },
       )
       await stage(
-        key.account_id,
+        key,
         staleKeys[1] ?? '',
         { a: 2 },
         { status: 'in_flight', created_at: stale, locked_at: stale },
       )
       await stage(
-        key.account_id,
+        key,
         freshKey,
         { a: 3 },
         { status: 'done', created_at: now - 23 * HOUR, locked_at: now, response: [201, {}] },
@@ -515,8 +516,8 @@ describe('idempotency of POST creates', () => {
 
       const deleted = await purgeExpiredIdempotencyKeys(t.db, now)
       expect(deleted).toBe(2)
-      for (const k of staleKeys) expect(await storedKey(key.account_id, k)).toEqual([])
-      expect(await storedKey(key.account_id, freshKey)).toHaveLength(1)
+      for (const k of staleKeys) expect(await storedKey(key, k)).toEqual([])
+      expect(await storedKey(key, freshKey)).toHaveLength(1)
       expect(await purgeExpiredIdempotencyKeys(t.db, now)).toBe(0)
     })
 
@@ -525,7 +526,7 @@ describe('idempotency of POST creates', () => {
       const k = uniq('key')
       const storedAt = clock.now()
       await stage(
-        key.account_id,
+        key,
         k,
         { a: 1 },
         { status: 'done', created_at: storedAt, locked_at: storedAt, response: [201, {}] },
@@ -540,11 +541,11 @@ describe('idempotency of POST creates', () => {
       await parked()
       clock.set(storedAt + IDEMPOTENCY_RETENTION_MS - 1)
       await parked()
-      expect(await storedKey(key.account_id, k)).toHaveLength(1)
+      expect(await storedKey(key, k)).toHaveLength(1)
       // Its next purge, an interval on (minutes: well within another day), is past the 24 hours.
       clock.advance(IDEMPOTENCY_RETENTION_MS)
       await parked()
-      expect(await storedKey(key.account_id, k)).toEqual([])
+      expect(await storedKey(key, k)).toEqual([])
     })
   })
 })

@@ -38,6 +38,7 @@ export async function deviceRoutes(instance: FastifyInstance): Promise<void> {
     name: 'device',
     tag: 'Devices',
     scope: 'devices',
+    sites: 'per-site',
     schema: Device,
     create: { body: CreateDeviceBody, run: createDevice },
     retrieve: retrieveDevice,
@@ -54,7 +55,7 @@ export async function deviceRoutes(instance: FastifyInstance): Promise<void> {
   app.post(
     '/v1/devices/:id/pairing-codes',
     {
-      config: { scope: 'devices:write' },
+      config: { scope: 'devices:write', sites: 'per-site' },
       schema: {
         tags,
         summary: 'Make a code that pairs the device once (valid 10 minutes)',
@@ -96,7 +97,7 @@ export async function deviceRoutes(instance: FastifyInstance): Promise<void> {
   app.post(
     '/v1/devices/:id/unpair',
     {
-      config: { scope: 'devices:write' },
+      config: { scope: 'devices:write', sites: 'per-site' },
       schema: {
         tags,
         summary: 'Unpair a device: its key is revoked (refused within 5 s)',
@@ -112,7 +113,7 @@ export async function deviceRoutes(instance: FastifyInstance): Promise<void> {
   app.get(
     '/v1/devices/current',
     {
-      config: { scope: 'devices:read', deviceKey: 'only' },
+      config: { scope: 'devices:read', deviceKey: 'only', sites: 'per-site' },
       schema: {
         tags,
         summary: "A device key's own device, its location, the service's clock and the PIN key",

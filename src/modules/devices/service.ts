@@ -192,12 +192,17 @@ export async function pairDevice(trx: Trx, text: string): Promise<DevicePairing>
   const now = clock.now()
   if (!taken || taken.expires_at <= now) throw errors.invalidPairingCode()
   const owner = { accountId: taken.account_id, livemode: taken.livemode === 1 }
-  const current = await findDevice(trx, { keyId: '', ...owner }, taken.device_id, true)
+  const current = await findDevice(
+    trx,
+    { principalId: '', locationIds: null, ...owner },
+    taken.device_id,
+    true,
+  )
   if (!current) throw errors.invalidPairingCode()
   await revokeDeviceKeys(trx, current.id, now)
   const key = await createDeviceKey(trx, owner, current.id)
   // The pairing acts as the new key: the event and anything it writes name that key.
-  const auth: AuthContext = { keyId: key.id, ...owner }
+  const auth: AuthContext = { principalId: key.id, locationIds: null, ...owner }
   const device = await markPaired(trx, auth, current, true, now)
   return { object: 'device_pairing', device, key }
 }

@@ -10,6 +10,7 @@ export async function eventRoutes(app: FastifyInstance): Promise<void> {
     name: 'event',
     tag: 'Events',
     scope: 'events',
+    sites: 'account-wide',
     schema: Event,
     retrieve: retrieveEvent,
     list: { query: ListEventsQuery, run: listEvents },

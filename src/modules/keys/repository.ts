@@ -39,7 +39,17 @@ export async function insertKeyRow(db: Executor, row: Insertable<ApiKeysTable>):
 export async function findKeyRowByHash(db: Executor, secretHash: string) {
   return db
     .selectFrom('api_keys')
-    .select(['id', 'account_id', 'livemode', 'scopes', 'expires_at', 'revoked_at', 'device_id'])
+    .select([
+      'id',
+      'account_id',
+      'livemode',
+      'scopes',
+      'expires_at',
+      'revoked_at',
+      'device_id',
+      'label',
+      'location_ids',
+    ])
     .where('secret_hash', '=', secretHash)
     .executeTakeFirst()
 }

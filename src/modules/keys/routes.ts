@@ -13,7 +13,7 @@ export async function accountRoutes(instance: FastifyInstance): Promise<void> {
     {
       // Any valid key, whatever its scopes (none needed): a key may always learn whose it is. A
       // device key too: the account's name is no more than its tablet already shows.
-      config: { scope: [], deviceKey: 'also' },
+      config: { scope: [], deviceKey: 'also', sites: 'none' },
       schema: {
         tags: ['Account'],
         summary: "Retrieve the calling key's account",

@@ -7,6 +7,10 @@ export const SCOPE_RESOURCES = [
   'webhooks',
   'events',
   'timesheets',
+  'schedules',
+  'leave',
+  'users',
+  'keys',
 ] as const
 export type ScopeResource = (typeof SCOPE_RESOURCES)[number]
 /**
@@ -20,6 +24,19 @@ export const ALL_SCOPES: Scope[] = [
   ...SCOPE_RESOURCES.flatMap((r) => [`${r}:read`, `${r}:write`] as Scope[]),
   APPROVE_SCOPE,
 ]
+
+/**
+ * Only people manage people and keys (decisions.md, "People and access"): no API key ever holds a
+ * `users` or `keys` scope, so a leaked key cannot make an owner or a live key.
+ */
+export const PEOPLE_ONLY_RESOURCES: readonly ScopeResource[] = ['users', 'keys']
+
+export function isPeopleOnlyScope(scope: Scope): boolean {
+  return PEOPLE_ONLY_RESOURCES.some((resource) => scope.startsWith(`${resource}:`))
+}
+
+/** What a key may hold, and what a key made without `--scopes` holds: every scope but people's. */
+export const KEY_SCOPES: Scope[] = ALL_SCOPES.filter((scope) => !isPeopleOnlyScope(scope))
 
 export function isScope(value: string): value is Scope {
   return (ALL_SCOPES as string[]).includes(value)

@@ -15,7 +15,7 @@ import {
   listKeyRows,
   revokeKeyRow,
 } from './repository.js'
-import { ALL_SCOPES, type Scope } from './scopes.js'
+import { KEY_SCOPES, type Scope } from './scopes.js'
 
 // Reads and changes the service takes from the repository as they are: the caller's own account and
 // mode (`GET /v1/account`), the count of accounts, a key's label, a device's keys revoked.
@@ -32,6 +32,9 @@ export interface ApiKeyRecord {
   revokedAt: number | null
   /** Set for a device key: the device it pairs. */
   deviceId: string | null
+  /** The locations the key is held to; null: every location. */
+  locationIds: readonly string[] | null
+  label: string | null
 }
 
 export interface CreatedKey {
@@ -86,7 +89,7 @@ export async function createKey(
   // 192 random bits; only the SHA-256 of the secret is stored. A fast hash is enough because the
   // secret is random, not a password, and a fast hash keeps the per-request lookup cheap.
   const secret = `sk_${input.mode}_${randomBytes(24).toString('base64url')}`
-  const scopes = input.scopes ?? ALL_SCOPES
+  const scopes = input.scopes ?? KEY_SCOPES
   const id = newId('key')
   await insertKeyRow(db, {
     id,
@@ -122,7 +125,18 @@ export async function findKeyByHash(db: Executor, secretHash: string): Promise<A
     expiresAt: row.expires_at,
     revokedAt: row.revoked_at,
     deviceId: row.device_id,
+    locationIds: parseLocationIds(row.location_ids),
+    label: row.label,
   }
+}
+
+/** `location_ids` as the tables store it (comma-separated; null: every location) and as the API has it. */
+export function parseLocationIds(stored: string | null): readonly string[] | null {
+  return stored === null ? null : stored.split(',').filter(Boolean)
+}
+
+export function storedLocationIds(ids: readonly string[] | null | undefined): string | null {
+  return ids === null || ids === undefined ? null : ids.join(',')
 }
 
 /**

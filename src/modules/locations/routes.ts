@@ -16,6 +16,7 @@ export async function locationRoutes(app: FastifyInstance): Promise<void> {
     name: 'location',
     tag: 'Locations',
     scope: 'locations',
+    sites: { read: 'per-site', write: 'account-wide' },
     schema: Location,
     create: { body: CreateLocationBody, run: createLocation },
     retrieve: retrieveLocation,

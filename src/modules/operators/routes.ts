@@ -15,6 +15,7 @@ export async function operatorRoutes(app: FastifyInstance): Promise<void> {
     name: 'operator',
     tag: 'Operators',
     scope: 'operators',
+    sites: 'per-site',
     schema: Operator,
     create: { body: CreateOperatorBody, run: createOperator },
     retrieve: retrieveOperator,

@@ -74,6 +74,9 @@ export async function createOperator(
     pin_hash: (await pinHashOf(input.pin)) ?? null,
     pin_failures: 0,
     pin_locked_until: null,
+    home_location_id: null,
+    start_date: null,
+    end_date: null,
   }
   return createResource(trx, auth, operators, fields, 'operator.created')
 }

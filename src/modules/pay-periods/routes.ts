@@ -20,7 +20,7 @@ export async function payPeriodRoutes(instance: FastifyInstance): Promise<void> 
   app.post(
     '/v1/pay-periods',
     {
-      config: { scope: 'timesheets:write' },
+      config: { scope: 'timesheets:write', sites: 'account-wide' },
       schema: {
         tags,
         summary: 'Create a pay period',
@@ -38,7 +38,7 @@ export async function payPeriodRoutes(instance: FastifyInstance): Promise<void> 
   app.get(
     '/v1/pay-periods/:id',
     {
-      config: { scope: 'timesheets:read' },
+      config: { scope: 'timesheets:read', sites: 'none' },
       schema: {
         tags,
         summary: 'Retrieve a pay period',
@@ -52,7 +52,7 @@ export async function payPeriodRoutes(instance: FastifyInstance): Promise<void> 
   app.get(
     '/v1/pay-periods',
     {
-      config: { scope: 'timesheets:read' },
+      config: { scope: 'timesheets:read', sites: 'none' },
       schema: {
         tags,
         summary: 'List pay periods, newest first',
@@ -76,7 +76,7 @@ export async function payPeriodRoutes(instance: FastifyInstance): Promise<void> 
     app.post(
       `/v1/pay-periods/:id/${verb}`,
       {
-        config: { scope: ['timesheets:write', 'sessions:approve'] },
+        config: { scope: ['timesheets:write', 'sessions:approve'], sites: 'account-wide' },
         schema: {
           tags,
           summary,

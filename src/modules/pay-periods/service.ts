@@ -51,6 +51,7 @@ export async function createPayPeriod(
     status: 'open',
     closed_at: null,
     totals: null,
+    closed_by: null,
     created_at: now,
     updated_at: now,
   }

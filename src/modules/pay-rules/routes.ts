@@ -17,6 +17,7 @@ export async function payRuleRoutes(app: FastifyInstance): Promise<void> {
     tag: 'Pay rules',
     // Pay rules are part of what timesheets compute: the same scopes as timesheets and pay periods.
     scope: 'timesheets',
+    sites: 'account-wide',
     schema: PayRule,
     create: { body: CreatePayRuleBody, run: createPayRule },
     retrieve: retrievePayRule,

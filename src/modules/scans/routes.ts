@@ -34,6 +34,7 @@ export async function scanRoutes(instance: FastifyInstance): Promise<void> {
     name: 'scan',
     tag: 'Scans',
     scope: 'scans',
+    sites: 'per-site',
     schema: Scan,
     create: {
       body: CreateScanBody,
@@ -51,7 +52,7 @@ export async function scanRoutes(instance: FastifyInstance): Promise<void> {
   instance.post(
     '/v1/scans/batch',
     {
-      config: { scope: 'scans:write', deviceKey: 'also' },
+      config: { scope: 'scans:write', deviceKey: 'also', sites: 'per-site' },
       schema: {
         tags: ['Scans'],
         summary: 'Record scans a device synced at once, in time order; each is applied as POST /v1/scans',

@@ -604,7 +604,7 @@ export async function reviewSession(
       return {
         review_status: decision,
         reviewed_at: clock.now(),
-        reviewed_by: auth.keyId,
+        reviewed_by: auth.principalId,
         review_note: note ?? null,
       }
     },

@@ -411,7 +411,7 @@ export async function insertRevision(
     account_id: auth.accountId,
     livemode: toFlag(auth.livemode),
     action,
-    key_id: auth.keyId,
+    key_id: auth.principalId,
     created_at: clock.now(),
     before: before === null ? null : JSON.stringify(before),
     after: after === null ? null : JSON.stringify(after),

@@ -31,6 +31,7 @@ export async function sessionRoutes(instance: FastifyInstance): Promise<void> {
     name: 'session',
     tag: 'Sessions',
     scope: 'sessions',
+    sites: 'per-site',
     schema: Session,
     create: { body: CreateSessionBody, run: createSession },
     retrieve: retrieveSession,
@@ -50,7 +51,7 @@ export async function sessionRoutes(instance: FastifyInstance): Promise<void> {
   app.get(
     '/v1/sessions',
     {
-      config: { scope: 'sessions:read' },
+      config: { scope: 'sessions:read', sites: 'per-site' },
       schema: {
         tags: ['Sessions'],
         summary: 'List sessions, newest first or by work date',
@@ -92,7 +93,7 @@ export async function sessionRoutes(instance: FastifyInstance): Promise<void> {
     app.post(
       `/v1/sessions/:id/${verb}`,
       {
-        config: { scope: 'sessions:approve' },
+        config: { scope: 'sessions:approve', sites: 'per-site' },
         // The body is optional for approve; for reject, a POST without one gets the 422 of a
         // missing `note` rather than a 400: either way it means `{}`.
         preValidation: async (request) => {
@@ -126,7 +127,7 @@ export async function sessionRoutes(instance: FastifyInstance): Promise<void> {
   app.get(
     '/v1/sessions/:id/revisions',
     {
-      config: { scope: 'sessions:read' },
+      config: { scope: 'sessions:read', sites: 'per-site' },
       schema: {
         tags: ['Sessions'],
         summary: "A session's edit history, newest first (kept after the session is deleted)",

@@ -75,7 +75,8 @@ export class ForgottenCheckOutSweep {
       const forgotten = await findOpenSessionsCheckedInBefore(this.db, before, SWEEP_BATCH)
       for (const session of forgotten) {
         const auth: AuthContext = {
-          keyId: SERVICE_KEY_ID,
+          principalId: SERVICE_KEY_ID,
+          locationIds: null,
           accountId: session.account_id,
           livemode: session.livemode === 1,
         }

@@ -21,7 +21,7 @@ export async function timesheetRoutes(instance: FastifyInstance): Promise<void> 
   app.get(
     '/v1/timesheets',
     {
-      config: { scope: 'timesheets:read' },
+      config: { scope: 'timesheets:read', sites: 'per-site' },
       schema: {
         tags: ['Timesheets'],
         summary:

@@ -140,7 +140,8 @@ export async function recordFailure(
  */
 async function recordDisabledEvent(trx: Trx, endpoint: EndpointRow): Promise<void> {
   const owner: AuthContext = {
-    keyId: 'webhook_worker',
+    principalId: 'webhook_worker',
+    locationIds: null,
     accountId: endpoint.account_id,
     livemode: endpoint.livemode === 1,
   }

@@ -43,6 +43,7 @@ export function webhookRoutes(options: { urlPolicy: UrlPolicy; sender: DeliveryS
       name: 'webhook_endpoint',
       tag: 'Webhooks',
       scope: 'webhooks',
+      sites: 'account-wide',
       schema: WebhookEndpoint,
       create: {
         body: CreateEndpointBody,
@@ -63,8 +64,8 @@ export function webhookRoutes(options: { urlPolicy: UrlPolicy; sender: DeliveryS
     })
 
     const app = instance.withTypeProvider<TypeBoxTypeProvider>()
-    const write = { scope: 'webhooks:write' as const }
-    const read = { scope: 'webhooks:read' as const }
+    const write = { scope: 'webhooks:write' as const, sites: 'account-wide' as const }
+    const read = { scope: 'webhooks:read' as const, sites: 'account-wide' as const }
 
     app.post(
       '/v1/webhook-endpoints/:id/rotate-secret',

@@ -422,7 +422,7 @@ describe('pay periods over HTTP', () => {
       const w = await world(t)
       const op = await w.operator()
       const period = await created(w.period('2026-10-01', '2026-10-31'))
-      const auth = { keyId: w.admin.id, accountId: w.accountId, livemode: false }
+      const auth = { principalId: w.admin.id, locationIds: null, accountId: w.accountId, livemode: false }
       let closing: Promise<ApiResponse<PayPeriod>> | undefined
       let answered = false
       await t.db.transaction().execute(async (trx) => {
@@ -473,7 +473,7 @@ describe('pay periods over HTTP', () => {
       const w = await world(t)
       const op = await w.operator()
       const period = await created(w.period('2026-11-01', '2026-11-30'))
-      const auth = { keyId: w.admin.id, accountId: w.accountId, livemode: false }
+      const auth = { principalId: w.admin.id, locationIds: null, accountId: w.accountId, livemode: false }
       let creating: Promise<ApiResponse> | undefined
       let answered = false
       await t.db.transaction().execute(async (trx) => {

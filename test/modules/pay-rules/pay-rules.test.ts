@@ -540,7 +540,12 @@ describe('pay rules over HTTP', () => {
       const rules = []
       for (let n = 0; n < 3; n++) rules.push(await createRule(api, { ...CALIFORNIA, name: `R${n}` }))
       await createRule(t.client((await t.key({ account: name, mode: 'live' })).secret), { name: 'Live' })
-      const all = await listAllPayRules(t.db, { keyId: key.id, accountId: key.account_id, livemode: false })
+      const all = await listAllPayRules(t.db, {
+        principalId: key.id,
+        locationIds: null,
+        accountId: key.account_id,
+        livemode: false,
+      })
       expect(all).toEqual(rules)
     })
   })

@@ -7,7 +7,12 @@ import {
 } from '../../../src/modules/sessions/repository.js'
 import { dialect, useMigratedDatabase } from '../../helpers/database.js'
 
-const auth: AuthContext = { keyId: 'key_plan', accountId: 'acct_plan', livemode: false }
+const auth: AuthContext = {
+  principalId: 'key_plan',
+  locationIds: null,
+  accountId: 'acct_plan',
+  livemode: false,
+}
 
 /**
  * The indexes a filtered session list reads on SQLite, which plans without statistics (the service

@@ -49,7 +49,7 @@ describe('the outbox relay', () => {
     const { api, key } = await freshAccount(t)
     const endpointId = await endpoint(api)
     while ((await dispatchEvents(t.db)) > 0) {}
-    const auth = { keyId: key.id, accountId: key.account_id, livemode: false }
+    const auth = { principalId: key.id, locationIds: null, accountId: key.account_id, livemode: false }
     const types = Array.from({ length: DISPATCH_BATCH + 1 }, () => 'operator.updated' as const)
     await t.db
       .transaction()

@@ -1,0 +1,124 @@
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import { LRUCache } from 'lru-cache'
+import type { Role } from '../../db/schema.js'
+import type { Executor } from '../../db/types.js'
+import { clock } from '../../lib/clock.js'
+import { hashSecret, parseLocationIds } from '../keys/service.js'
+import { findActiveMembershipRows, findSessionRow, touchSession } from './repository.js'
+
+/** A session ends after 12 hours without a request, and 7 days after sign-in whatever happens. */
+export const SESSION_IDLE_MS = 12 * 60 * 60 * 1000
+export const SESSION_ABSOLUTE_MS = 7 * 24 * 60 * 60 * 1000
+/** `last_used_at` is written at most this often: a request a minute is enough for a 12-hour idle timeout. */
+const TOUCH_EVERY_MS = 60_000
+/** Like keys: a sign-out, a deactivation or a role change reaches every process within this. */
+export const SESSION_CACHE_TTL_MS = 5000
+const SESSION_CACHE_MAX_ENTRIES = 10_000
+
+/** The cookie's name: `__Host-` (Secure, this host only, Path=/) when the service is served over https. */
+export function sessionCookieName(publicUrl: string): string {
+  return publicUrl.startsWith('https://') ? '__Host-att_session' : 'att_session'
+}
+
+export interface Membership {
+  accountId: string
+  accountName: string
+  role: Role
+  locationIds: readonly string[] | null
+  operatorId: string | null
+}
+
+/** The person a session cookie signs in, as a request sees them. */
+export interface SignedInPerson {
+  sessionId: string
+  userId: string
+  name: string
+  email: string
+  lastUsedAt: number
+  expiresAt: number
+  endedAt: number | null
+  /** Active memberships only: an invited or deactivated one grants nothing. */
+  memberships: readonly Membership[]
+}
+
+/** Whether the session still signs its person in at `now`. */
+export function isSessionLive(person: SignedInPerson, now: number): boolean {
+  return person.endedAt === null && now < person.expiresAt && now - person.lastUsedAt < SESSION_IDLE_MS
+}
+
+export async function findSignedInPerson(
+  db: Executor,
+  tokenHash: string,
+): Promise<SignedInPerson | undefined> {
+  const row = await findSessionRow(db, tokenHash)
+  if (!row) return undefined
+  const memberships = await findActiveMembershipRows(db, row.user_id)
+  return {
+    sessionId: row.session_id,
+    userId: row.user_id,
+    name: row.name,
+    email: row.email,
+    lastUsedAt: row.last_used_at,
+    expiresAt: row.expires_at,
+    endedAt: row.ended_at,
+    memberships: memberships.map((m) => ({
+      accountId: m.account_id,
+      accountName: m.account_name,
+      role: m.role,
+      locationIds: parseLocationIds(m.location_ids),
+      operatorId: m.operator_id,
+    })),
+  }
+}
+
+/**
+ * Cookie sessions looked up as keys are (http/auth.ts's KeyCache): by the cookie's SHA-256, kept at
+ * most SESSION_CACHE_TTL_MS, so a cookie request costs what a key request does. The CSRF token is an
+ * HMAC of the session's id under a stored secret: the same for the session's life, never stored.
+ */
+export class PersonSessions {
+  private readonly entries: LRUCache<string, { person: SignedInPerson | undefined }>
+
+  constructor(
+    private readonly db: Executor,
+    private readonly csrfSecret: Buffer,
+    ttlMs = SESSION_CACHE_TTL_MS,
+  ) {
+    this.entries = new LRUCache({ max: SESSION_CACHE_MAX_ENTRIES, ttl: ttlMs, ttlResolution: 0, perf: clock })
+  }
+
+  /** The live session of a cookie's token, or undefined (unknown, ended, expired or idle too long). */
+  async find(token: string): Promise<SignedInPerson | undefined> {
+    const tokenHash = hashSecret(token)
+    let hit = this.entries.get(tokenHash)
+    if (!hit) {
+      hit = { person: await findSignedInPerson(this.db, tokenHash) }
+      this.entries.set(tokenHash, hit)
+    }
+    const person = hit.person
+    const now = clock.now()
+    if (!person || !isSessionLive(person, now)) return undefined
+    if (now - person.lastUsedAt >= TOUCH_EVERY_MS) {
+      person.lastUsedAt = now
+      await touchSession(this.db, person.sessionId, now)
+    }
+    return person
+  }
+
+  /** Forgets a token at once in this process (its sign-out); other processes within the TTL. */
+  forget(token: string): void {
+    this.entries.delete(hashSecret(token))
+  }
+
+  csrfToken(sessionId: string): string {
+    return createHmac('sha256', this.csrfSecret).update(sessionId).digest('base64url')
+  }
+
+  /** Constant-time: a refusal takes as long whichever character differs. */
+  isCsrfTokenValid(sessionId: string, sent: string | undefined): boolean {
+    if (sent === undefined) return false
+    const expected = Buffer.from(this.csrfToken(sessionId))
+    const given = Buffer.from(sent)
+    return given.length === expected.length && timingSafeEqual(given, expected)
+  }
+}
