@@ -165,6 +165,13 @@ const TABLE_OWNERS: Record<string, string> = {
   webhook_endpoints: 'webhooks',
   webhook_deliveries: 'webhooks',
   webhook_attempts: 'webhooks',
+  users: 'users',
+  memberships: 'users',
+  auth_sessions: 'users',
+  user_tokens: 'users',
+  sign_in_failures: 'users',
+  sso_identities: 'users',
+  audit_log: 'users',
 }
 
 /**

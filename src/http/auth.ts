@@ -5,10 +5,10 @@ import { type ApiError, errors } from '../core/errors.js'
 import type { AuthContext } from '../core/identity.js'
 import type { Executor } from '../db/types.js'
 import { clock } from '../lib/clock.js'
-import { type PersonSessions, type SignedInPerson, sessionCookieName } from '../modules/auth/service.js'
 import { grants, type Scope } from '../modules/keys/scopes.js'
 import { type ApiKeyRecord, findKeyByHash, hashSecret } from '../modules/keys/service.js'
 import { ROLE_SCOPES } from '../modules/users/roles.js'
+import { type PersonSessions, type SignedInPerson, sessionCookieName } from '../modules/users/sessions.js'
 
 declare module 'fastify' {
   interface FastifyRequest {

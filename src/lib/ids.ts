@@ -18,6 +18,10 @@ export type IdPrefix =
   | 'pp'
   | 'pr'
   | 'dpc'
+  | 'usr'
+  | 'mbr'
+  | 'sess'
+  | 'aud'
 
 const pool = Buffer.alloc(4096)
 let poolOffset = pool.length

@@ -1,10 +1,21 @@
-import { createHmac, timingSafeEqual } from 'node:crypto'
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
 import type { Role } from '../../db/schema.js'
 import type { Executor } from '../../db/types.js'
 import { clock } from '../../lib/clock.js'
+import { newId } from '../../lib/ids.js'
 import { hashSecret, parseLocationIds } from '../keys/service.js'
-import { findActiveMembershipRows, findSessionRow, touchSession } from './repository.js'
+import {
+  endSession,
+  endSessionsOf,
+  findActiveMembershipRows,
+  findSessionRow,
+  insertSession,
+  insertToken,
+  takeTokenRow,
+  touchSession,
+  voidTokens,
+} from './session-repository.js'
 
 /** A session ends after 12 hours without a request, and 7 days after sign-in whatever happens. */
 export const SESSION_IDLE_MS = 12 * 60 * 60 * 1000
@@ -22,7 +33,6 @@ export function sessionCookieName(publicUrl: string): string {
 
 export interface Membership {
   accountId: string
-  accountName: string
   role: Role
   locationIds: readonly string[] | null
   operatorId: string | null
@@ -63,7 +73,6 @@ export async function findSignedInPerson(
     endedAt: row.ended_at,
     memberships: memberships.map((m) => ({
       accountId: m.account_id,
-      accountName: m.account_name,
       role: m.role,
       locationIds: parseLocationIds(m.location_ids),
       operatorId: m.operator_id,
@@ -121,4 +130,71 @@ export class PersonSessions {
     const given = Buffer.from(sent)
     return given.length === expected.length && timingSafeEqual(given, expected)
   }
+}
+
+/** A new session for a person: the cookie's value (≥ 128 random bits; only its SHA-256 is stored). */
+export async function startSession(
+  db: Executor,
+  userId: string,
+): Promise<{ token: string; expiresAt: number }> {
+  const token = randomBytes(32).toString('base64url')
+  const now = clock.now()
+  const expiresAt = now + SESSION_ABSOLUTE_MS
+  await insertSession(db, {
+    id: newId('sess'),
+    token_hash: hashSecret(token),
+    user_id: userId,
+    created_at: now,
+    expires_at: expiresAt,
+  })
+  return { token, expiresAt }
+}
+
+/** Ends every session of a person (all but one, when given): sign-out everywhere, a password change. */
+export function endSessions(db: Executor, userId: string, exceptSessionId?: string): Promise<number> {
+  return endSessionsOf(db, userId, clock.now(), exceptSessionId)
+}
+
+export function endOneSession(db: Executor, sessionId: string): Promise<void> {
+  return endSession(db, sessionId, clock.now())
+}
+
+/** Invitation links live 7 days, reset links 1 hour (decisions.md). */
+export const TOKEN_LIFETIME_MS = { invite: 7 * 24 * 60 * 60 * 1000, reset: 60 * 60 * 1000 } as const
+
+/**
+ * A single-use link token (≥ 128 random bits, stored hashed) for a person: an invitation to an
+ * account, or a password reset. A new one voids the person's earlier ones of its kind (and account).
+ */
+export async function issueToken(
+  db: Executor,
+  kind: 'invite' | 'reset',
+  userId: string,
+  accountId: string | null,
+): Promise<string> {
+  const token = randomBytes(32).toString('base64url')
+  const now = clock.now()
+  await voidTokens(db, userId, kind, accountId, now)
+  await insertToken(db, {
+    token_hash: hashSecret(token),
+    kind,
+    user_id: userId,
+    account_id: accountId,
+    expires_at: now + TOKEN_LIFETIME_MS[kind],
+    created_at: now,
+  })
+  return token
+}
+
+/** Takes a link's token once: its person (and account), or undefined when unknown, used or expired. */
+export async function takeToken(
+  db: Executor,
+  kind: 'invite' | 'reset',
+  token: string,
+): Promise<{ userId: string; accountId: string | null } | undefined> {
+  if (token.length > 200) return undefined
+  const now = clock.now()
+  const row = await takeTokenRow(db, hashSecret(token), kind, now)
+  if (!row || row.expires_at <= now) return undefined
+  return { userId: row.user_id, accountId: row.account_id }
 }
