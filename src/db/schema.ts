@@ -422,11 +422,15 @@ export interface AuthSessionsTable {
   ended_at: number | null
 }
 
-/** An invitation or password-reset link's token, by its SHA-256; single use. */
+/** What a link's token does: join an account, set a new password, or make the first owner. */
+export type TokenKind = 'invite' | 'reset' | 'owner'
+
+/** An invitation, password-reset or owner set-up link's token, by its SHA-256; single use. */
 export interface UserTokensTable {
   token_hash: string
-  kind: 'invite' | 'reset'
-  user_id: string
+  kind: TokenKind
+  /** Null for the owner's set-up link (decisions.md, "Owner set-up"): its accept names the e-mail. */
+  user_id: string | null
   /** An invitation's account; null for a reset. */
   account_id: string | null
   expires_at: number

@@ -64,7 +64,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .createTable('user_tokens')
     .addColumn('token_hash', 'text', (c) => c.primaryKey())
     .addColumn('kind', 'text', (c) => c.notNull())
-    .addColumn('user_id', t.id, (c) => c.notNull())
+    // Null for the owner's set-up link: the person it makes does not exist yet.
+    .addColumn('user_id', t.id)
     .addColumn('account_id', t.id)
     .addColumn('expires_at', t.instant, (c) => c.notNull())
     .addColumn('used_at', t.instant)

@@ -1,3 +1,4 @@
+import type { TokenKind } from '../../db/schema.js'
 import type { Executor } from '../../db/types.js'
 
 /** A live-or-not session by its cookie's SHA-256, with the person it signs in. */
@@ -73,8 +74,8 @@ export async function insertToken(
   db: Executor,
   row: {
     token_hash: string
-    kind: 'invite' | 'reset'
-    user_id: string
+    kind: TokenKind
+    user_id: string | null
     account_id: string | null
     expires_at: number
     created_at: number
@@ -89,15 +90,15 @@ export async function insertToken(
 /** Voids a person's unused tokens of a kind (of one account, for invitations). */
 export async function voidTokens(
   db: Executor,
-  userId: string,
-  kind: 'invite' | 'reset',
+  userId: string | null,
+  kind: TokenKind,
   accountId: string | null,
   now: number,
 ): Promise<void> {
   let query = db
     .updateTable('user_tokens')
     .set({ used_at: now })
-    .where('user_id', '=', userId)
+    .where((eb) => (userId === null ? eb('user_id', 'is', null) : eb('user_id', '=', userId)))
     .where('kind', '=', kind)
     .where('used_at', 'is', null)
   if (accountId !== null) query = query.where('account_id', '=', accountId)
@@ -105,13 +106,18 @@ export async function voidTokens(
 }
 
 /** Marks an unused token used and answers it: one caller wins a token, however many race for it. */
-export async function takeTokenRow(db: Executor, tokenHash: string, kind: 'invite' | 'reset', now: number) {
+export async function takeTokenRow(
+  db: Executor,
+  tokenHash: string,
+  kinds: readonly TokenKind[],
+  now: number,
+) {
   return db
     .updateTable('user_tokens')
     .set({ used_at: now })
     .where('token_hash', '=', tokenHash)
-    .where('kind', '=', kind)
+    .where('kind', 'in', kinds)
     .where('used_at', 'is', null)
-    .returning(['user_id', 'account_id', 'expires_at'])
+    .returning(['kind', 'user_id', 'account_id', 'expires_at'])
     .executeTakeFirst()
 }

@@ -1,6 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
-import type { Role } from '../../db/schema.js'
+import type { Role, TokenKind } from '../../db/schema.js'
 import type { Executor } from '../../db/types.js'
 import { clock } from '../../lib/clock.js'
 import { newId } from '../../lib/ids.js'
@@ -159,17 +159,22 @@ export function endOneSession(db: Executor, sessionId: string): Promise<void> {
   return endSession(db, sessionId, clock.now())
 }
 
-/** Invitation links live 7 days, reset links 1 hour (decisions.md). */
-export const TOKEN_LIFETIME_MS = { invite: 7 * 24 * 60 * 60 * 1000, reset: 60 * 60 * 1000 } as const
+/** Invitation links (the owner's set-up link too) live 7 days, reset links 1 hour (decisions.md). */
+export const TOKEN_LIFETIME_MS: Readonly<Record<TokenKind, number>> = {
+  invite: 7 * 24 * 60 * 60 * 1000,
+  owner: 7 * 24 * 60 * 60 * 1000,
+  reset: 60 * 60 * 1000,
+}
 
 /**
- * A single-use link token (≥ 128 random bits, stored hashed) for a person: an invitation to an
- * account, or a password reset. A new one voids the person's earlier ones of its kind (and account).
+ * A single-use link token (≥ 128 random bits, stored hashed): an invitation of a person to an
+ * account, a password reset, or the owner's set-up link (no person yet: `userId` null). A new one
+ * voids the earlier ones of its kind for that person (and account).
  */
 export async function issueToken(
   db: Executor,
-  kind: 'invite' | 'reset',
-  userId: string,
+  kind: TokenKind,
+  userId: string | null,
   accountId: string | null,
 ): Promise<string> {
   const token = randomBytes(32).toString('base64url')
@@ -186,15 +191,18 @@ export async function issueToken(
   return token
 }
 
-/** Takes a link's token once: its person (and account), or undefined when unknown, used or expired. */
+/**
+ * Takes a link's token once, if it is of one of `kinds`: its kind, person and account, or undefined
+ * when unknown, used or expired (one answer for all three, so a guess learns nothing).
+ */
 export async function takeToken(
   db: Executor,
-  kind: 'invite' | 'reset',
+  kinds: readonly TokenKind[],
   token: string,
-): Promise<{ userId: string; accountId: string | null } | undefined> {
+): Promise<{ kind: TokenKind; userId: string | null; accountId: string | null } | undefined> {
   if (token.length > 200) return undefined
   const now = clock.now()
-  const row = await takeTokenRow(db, hashSecret(token), kind, now)
+  const row = await takeTokenRow(db, hashSecret(token), kinds, now)
   if (!row || row.expires_at <= now) return undefined
-  return { userId: row.user_id, accountId: row.account_id }
+  return { kind: row.kind, userId: row.user_id, accountId: row.account_id }
 }
