@@ -29,6 +29,10 @@ describe('loadConfig', () => {
       databaseStartupTimeoutMs: 60_000,
       databaseStatementTimeoutMs: 30_000,
       firstKeyFile: 'data/first-key.txt',
+      publicUrl: 'http://localhost:8080',
+      smtpUrl: undefined,
+      smtpFrom: 'Attendance <no-reply@localhost>',
+      oidc: undefined,
     })
   })
 
@@ -54,6 +58,12 @@ describe('loadConfig', () => {
         DATABASE_STARTUP_TIMEOUT_MS: '0',
         DATABASE_STATEMENT_TIMEOUT_MS: '100',
         FIRST_KEY_FILE: '/run/attendance/first-key',
+        PUBLIC_URL: 'https://attendance.example.com/',
+        SMTP_URL: 'smtps://mailer:pw@mail.example.com',
+        SMTP_FROM: 'Time <time@example.com>',
+        OIDC_ISSUER: 'https://id.example.com/realms/plant',
+        OIDC_CLIENT_ID: 'attendance',
+        OIDC_CLIENT_SECRET: 'sso-secret',
       }),
     ).toEqual({
       port: 0,
@@ -77,6 +87,14 @@ describe('loadConfig', () => {
       databaseStartupTimeoutMs: 0,
       databaseStatementTimeoutMs: 100,
       firstKeyFile: '/run/attendance/first-key',
+      publicUrl: 'https://attendance.example.com',
+      smtpUrl: 'smtps://mailer:pw@mail.example.com',
+      smtpFrom: 'Time <time@example.com>',
+      oidc: {
+        issuer: 'https://id.example.com/realms/plant',
+        clientId: 'attendance',
+        clientSecret: 'sso-secret',
+      },
     })
     expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE_URLS: 'true' }).webhookAllowPrivateUrls).toBe(true)
     expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE_URLS: '0' }).webhookAllowPrivateUrls).toBe(false)
@@ -114,6 +132,19 @@ describe('loadConfig', () => {
     // ioredis would read `notaurl` as a host name and retry it forever.
     [{ REDIS_URL: 'notaurl' }, 'REDIS_URL must be a redis:// or rediss:// URL (got "notaurl:…")'],
     [{ REDIS_URL: 'localhost:6379' }, 'REDIS_URL must be a redis:// or rediss:// URL (got "localhost:…")'],
+    [
+      { PUBLIC_URL: 'attendance.example.com' },
+      'PUBLIC_URL must be an http:// or https:// URL (got "attendance.example.com:…")',
+    ],
+    [
+      { SMTP_URL: 'mail.example.com:25' },
+      'SMTP_URL must start with smtp:// or smtps:// (got "mail.example.com:…")',
+    ],
+    // SSO needs its three variables; the secret is never repeated.
+    [
+      { OIDC_ISSUER: 'https://id.example.com', OIDC_CLIENT_ID: 'attendance' },
+      'OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET are set together or not at all',
+    ],
     [
       { REDIS_URL: 'redis://:s3cret@cache:port' },
       'REDIS_URL must be a redis:// or rediss:// URL (got "redis:…")',
@@ -213,6 +244,18 @@ describe('the configuration a process logs at its start', () => {
       'sqlite:/var/lib/attendance/a.db',
     )
     expect(JSON.stringify(summary)).not.toMatch(/s3cret|r3dis/)
+  })
+
+  it('never shows the SSO client secret nor an SMTP password', () => {
+    const summary = configurationSummary({
+      OIDC_ISSUER: 'https://id.example.com',
+      OIDC_CLIENT_ID: 'attendance',
+      OIDC_CLIENT_SECRET: 'sso-s3cret',
+      SMTP_URL: 'smtps://mailer:m4il@mail.example.com',
+    })
+    expect(summary.OIDC_CLIENT_SECRET).toBe('***')
+    expect(summary.SMTP_URL).toBe('smtps://mailer:***@mail.example.com')
+    expect(JSON.stringify(summary)).not.toMatch(/sso-s3cret|m4il/)
   })
 })
 

@@ -1,5 +1,4 @@
 import nodemailer from 'nodemailer'
-import type { Config } from '../../config.js'
 
 export interface Mail {
   to: string
@@ -14,7 +13,7 @@ export interface Mailer {
 }
 
 /** A mailer for SMTP_URL (`smtp://` or `smtps://`, as nodemailer reads it), from SMTP_FROM; undefined without one. */
-export function createMailer(config: Pick<Config, 'smtpUrl' | 'smtpFrom'>): Mailer | undefined {
+export function createMailer(config: { smtpUrl: string | undefined; smtpFrom: string }): Mailer | undefined {
   if (config.smtpUrl === undefined) return undefined
   const transport = nodemailer.createTransport(config.smtpUrl)
   return {
