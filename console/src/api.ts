@@ -2,28 +2,43 @@ import {
   AttendanceApiError,
   AttendanceClient,
   AttendanceConnectionError,
-  type Fetch,
   type ListEnvelope,
+  type SessionCredentials,
 } from '../../packages/client/src/client.js'
 
+/** A pasted key, or a signed-in person's session (its cookie, with the mode, account and CSRF token). */
+export type Credentials = { apiKey: string } | { session: SessionCredentials }
+
 /**
- * The typed client of the public /v1 API, for the service that served this page, called with the
- * signed-in key. It is the same client Node.js programs use (`packages/client`), bundled from its
- * source; `client.ts` imports nothing of Node.js.
+ * The typed client of the public /v1 API, for the service that served this page. It is the same
+ * client Node.js programs use (`packages/client`), bundled from its source; `client.ts` imports
+ * nothing of Node.js. `onUnauthorized` hears every 401 (a session that ended, say).
  */
-export function consoleClient(key: string): AttendanceClient {
+export function consoleClient(credentials: Credentials, onUnauthorized?: () => void): AttendanceClient {
+  // Answers carry account data: kept out of the HTTP cache. A key's requests carry no cookie; a
+  // person's carry the session cookie, sent to this origin only.
+  const cookies = 'session' in credentials ? 'same-origin' : 'omit'
   return new AttendanceClient({
-    apiKey: key,
+    ...credentials,
     baseUrl: window.location.origin,
     // A manager sees a failure at once and can try again, rather than a page that keeps loading
     // through backoffs (and, rate-limited, up to a minute of Retry-After).
     maxRetries: 0,
-    fetch: noStoreFetch,
+    fetch: async (input, init) => {
+      const response = await fetch(input, { ...init, cache: 'no-store', credentials: cookies })
+      if (response.status === 401) onUnauthorized?.()
+      return response
+    },
   })
 }
 
-/** Answers carry account data: kept out of the HTTP cache, and no cookie goes with the key. */
-const noStoreFetch: Fetch = (input, init) => fetch(input, { ...init, cache: 'no-store', credentials: 'omit' })
+/**
+ * The client of a page nobody is signed in to yet (signing in, the invitation and reset links): a
+ * person's requests without a session, whose mode no answer depends on.
+ */
+export function signedOutClient(): AttendanceClient {
+  return consoleClient({ session: { mode: 'live' } })
+}
 
 /**
  * What a notice shows of a failure: the API's refusal as the client reports it (an

@@ -1,4 +1,5 @@
 import type { VNode } from 'preact'
+import type { Scope } from './access.js'
 import type { NavItem } from './components/Layout.js'
 import { DevicesPage } from './pages/DevicesPage.js'
 import { HomePage } from './pages/HomePage.js'
@@ -9,6 +10,9 @@ import { ReviewQueuePage } from './pages/ReviewQueuePage.js'
 import { SessionDetailPage } from './pages/SessionDetailPage.js'
 import { SessionsPage } from './pages/SessionsPage.js'
 import { TimesheetsPage } from './pages/TimesheetsPage.js'
+import { ApiKeysPage } from './people/ApiKeysPage.js'
+import { MyAccountPage } from './people/MyAccountPage.js'
+import { UsersPage } from './people/UsersPage.js'
 import { WebhookDeliveriesPage } from './webhooks/WebhookDeliveriesPage.js'
 import { WebhookEndpointsPage } from './webhooks/WebhookEndpointsPage.js'
 
@@ -16,6 +20,11 @@ export interface Page {
   /** A path under /console; `:name` segments are passed to `render`. */
   pattern: string
   render: (params: Record<string, string>) => VNode
+  /**
+   * The scope without which the page reads nothing: it is neither in the menu nor shown to one who
+   * lacks it (access.ts). `person` for a page of the signed-in person (My account), which a key has not.
+   */
+  needs?: Scope | 'person'
 }
 
 /**
@@ -24,26 +33,39 @@ export interface Page {
  */
 export const PAGES: Page[] = [
   { pattern: '/', render: () => <HomePage /> },
-  { pattern: '/sessions', render: () => <SessionsPage /> },
-  { pattern: '/sessions/:id', render: ({ id = '' }) => <SessionDetailPage id={id} /> },
-  { pattern: '/review', render: () => <ReviewQueuePage /> },
-  { pattern: '/timesheets', render: () => <TimesheetsPage /> },
-  { pattern: '/pay-periods', render: () => <PayPeriodsPage /> },
-  { pattern: '/pay-rules', render: () => <PayRulesPage /> },
-  { pattern: '/operators', render: () => <OperatorsPage /> },
-  { pattern: '/devices', render: () => <DevicesPage /> },
-  { pattern: '/webhooks', render: () => <WebhookEndpointsPage /> },
-  { pattern: '/webhooks/:id', render: ({ id = '' }) => <WebhookDeliveriesPage endpointId={id} /> },
+  { pattern: '/sessions', render: () => <SessionsPage />, needs: 'sessions:read' },
+  {
+    pattern: '/sessions/:id',
+    render: ({ id = '' }) => <SessionDetailPage id={id} />,
+    needs: 'sessions:read',
+  },
+  { pattern: '/review', render: () => <ReviewQueuePage />, needs: 'sessions:read' },
+  { pattern: '/timesheets', render: () => <TimesheetsPage />, needs: 'timesheets:read' },
+  { pattern: '/pay-periods', render: () => <PayPeriodsPage />, needs: 'timesheets:read' },
+  { pattern: '/pay-rules', render: () => <PayRulesPage />, needs: 'timesheets:read' },
+  { pattern: '/operators', render: () => <OperatorsPage />, needs: 'operators:read' },
+  { pattern: '/devices', render: () => <DevicesPage />, needs: 'devices:read' },
+  { pattern: '/webhooks', render: () => <WebhookEndpointsPage />, needs: 'webhooks:read' },
+  {
+    pattern: '/webhooks/:id',
+    render: ({ id = '' }) => <WebhookDeliveriesPage endpointId={id} />,
+    needs: 'webhooks:read',
+  },
+  { pattern: '/users', render: () => <UsersPage />, needs: 'users:read' },
+  { pattern: '/api-keys', render: () => <ApiKeysPage />, needs: 'keys:read' },
+  { pattern: '/my-account', render: () => <MyAccountPage />, needs: 'person' },
 ]
 
 export const NAV: NavItem[] = [
   { to: '/', label: 'Home' },
-  { to: '/review', label: 'Review' },
-  { to: '/sessions', label: 'Sessions' },
-  { to: '/timesheets', label: 'Timesheets' },
-  { to: '/pay-periods', label: 'Pay periods' },
-  { to: '/pay-rules', label: 'Pay rules' },
-  { to: '/operators', label: 'Operators' },
-  { to: '/devices', label: 'Devices' },
-  { to: '/webhooks', label: 'Webhooks' },
+  { to: '/review', label: 'Review', needs: 'sessions:read' },
+  { to: '/sessions', label: 'Sessions', needs: 'sessions:read' },
+  { to: '/timesheets', label: 'Timesheets', needs: 'timesheets:read' },
+  { to: '/pay-periods', label: 'Pay periods', needs: 'timesheets:read' },
+  { to: '/pay-rules', label: 'Pay rules', needs: 'timesheets:read' },
+  { to: '/operators', label: 'Operators', needs: 'operators:read' },
+  { to: '/devices', label: 'Devices', needs: 'devices:read' },
+  { to: '/webhooks', label: 'Webhooks', needs: 'webhooks:read' },
+  { to: '/users', label: 'Users', needs: 'users:read' },
+  { to: '/api-keys', label: 'API keys', needs: 'keys:read' },
 ]

@@ -76,3 +76,22 @@ export function Link({ to, children, ...rest }: LinkProps) {
     </a>
   )
 }
+
+/**
+ * The address's fragment (`#api-key`), re-rendering when it changes. The sign-in page's forms and the
+ * links' tokens live there: a fragment is never sent to a server, nor in a Referer.
+ */
+export function useHash(): string {
+  const [hash, setHash] = useState(() => window.location.hash)
+  useEffect(() => {
+    const update = () => setHash(window.location.hash)
+    window.addEventListener('hashchange', update)
+    return () => window.removeEventListener('hashchange', update)
+  }, [])
+  return hash
+}
+
+/** The address without its fragment, in place (a used link's token, a form's `#api-key`), leaving no history entry. */
+export function dropHash(): void {
+  window.history.replaceState(null, '', `${window.location.pathname}${window.location.search}`)
+}

@@ -123,6 +123,7 @@ describe.runIf(chromiumAvailable()).each(SCREENS)('the console in a browser, on 
 
   it('refuses an unknown key with the API message and what to check', async () => {
     await ui.page.goto(`${ui.base}/console/`)
+    await ui.page.getByRole('link', { name: 'Use an API key' }).click()
     await ui.page.getByLabel('API key').fill(`sk_test_${'x'.repeat(24)}`)
     await ui.page.getByRole('button', { name: 'Sign in' }).click()
     const alert = ui.page.getByRole('alert')

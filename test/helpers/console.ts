@@ -72,9 +72,13 @@ export async function consolePage(
   return { page, errors }
 }
 
-/** Signs in at `base` with `key` from the keyboard, and waits for the home page, shown first. */
+/**
+ * Signs in at `base` with `key` from the keyboard (behind the sign-in page's "Use an API key": people
+ * sign in with their e-mail), and waits for the home page, shown first.
+ */
 export async function signIn(page: Page, base: string, key: string): Promise<void> {
   await page.goto(`${base}/console/`)
+  await page.getByRole('link', { name: 'Use an API key' }).click()
   await page.getByLabel('API key').fill(key)
   await page.keyboard.press('Enter')
   await page.getByRole('heading', { name: 'Home', level: 1 }).waitFor()

@@ -1,7 +1,8 @@
 import type { ComponentChildren } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import type { components } from '../../../packages/client/src/generated/schema.js'
-import { useSignedIn } from '../context.js'
+import { ROLE_WORDS, type Scope } from '../access.js'
+import { useSignedIn, type Who } from '../context.js'
 import { useLoad } from '../hooks.js'
 import { Link } from '../router.js'
 
@@ -9,11 +10,13 @@ export interface NavItem {
   /** A page path without the base, e.g. `/sessions`. */
   to: string
   label: string
+  /** What the page needs (pages.tsx): the menu offers it only to one who has it. */
+  needs?: Scope | 'person'
 }
 
 /** Which mode every answer on screen belongs to; test mode is impossible to miss. */
 function ModeBanner() {
-  const { mode } = useSignedIn()
+  const { mode, who } = useSignedIn()
   if (mode === 'live') {
     return (
       <p class="mode-banner mode-live" role="status">
@@ -23,7 +26,9 @@ function ModeBanner() {
   }
   return (
     <p class="mode-banner mode-test" role="status">
-      Test mode: you are viewing test data (signed in with an sk_test_ key).
+      {who.kind === 'key'
+        ? 'Test mode: you are viewing test data (signed in with an sk_test_ key).'
+        : 'Test mode: you are viewing test data.'}
     </p>
   )
 }
@@ -31,17 +36,67 @@ function ModeBanner() {
 type Account = components['schemas']['Account']
 
 /**
- * Whose data every page shows: the key's account by name, and its mode. A key made for another
- * account than the one `npm start` filled (`default`) opens an empty console, which says so here.
+ * Whose data every page shows: the account by name, and its mode. A key made for another account
+ * than the one `npm start` filled (`default`) opens an empty console, which says so here. A
+ * person's account is named by their session; a key's is asked of the API.
  */
 function AccountName() {
-  const { api, mode } = useSignedIn()
-  const account = useLoad(() => api.request<Account>('GET', '/v1/account'), [api])
-  const name = account.value?.name ?? (account.error ? 'unknown' : '…')
+  const { who, mode } = useSignedIn()
   return (
     <p class="account">
-      Account <strong class="account-name">{name}</strong> · {mode} mode
+      Account{' '}
+      <strong class="account-name">{who.kind === 'person' ? who.account.name : <KeyAccountName />}</strong> ·{' '}
+      {mode} mode
     </p>
+  )
+}
+
+function KeyAccountName() {
+  const { api } = useSignedIn()
+  const account = useLoad(() => api.request<Account>('GET', '/v1/account'), [api])
+  return <>{account.value?.name ?? (account.error ? 'unknown' : '…')}</>
+}
+
+type Person = Extract<Who, { kind: 'person' }>
+
+/**
+ * The signed-in person, their role in this account and their own page; the switch between the
+ * account's test and live data (every request then names that mode); the account, among several.
+ */
+function PersonBar({ person }: { person: Person }) {
+  const { mode } = useSignedIn()
+  return (
+    <div class="person-bar">
+      <p class="who">
+        <span class="who-name">{person.user.name}</span> ·{' '}
+        <span class="who-role">{ROLE_WORDS[person.role]}</span> · <Link to="/my-account">My account</Link>
+      </p>
+      <label class="mode-switch">
+        <input
+          type="checkbox"
+          role="switch"
+          checked={mode === 'test'}
+          aria-checked={mode === 'test'}
+          onChange={(event) => person.chooseMode(event.currentTarget.checked ? 'test' : 'live')}
+        />
+        Test data
+      </label>
+      {person.accounts.length > 1 && (
+        <label class="account-choice">
+          Account{' '}
+          <select
+            value={person.account.id}
+            onChange={(event) => person.chooseAccount(event.currentTarget.value)}
+          >
+            {person.accounts.map((account) => (
+              <option key={account.id} value={account.id}>
+                {account.name}
+              </option>
+            ))}
+          </select>
+        </label>
+      )}
+    </div>
   )
 }
 
@@ -59,7 +114,7 @@ export function Layout({
   currentPath: string
   children: ComponentChildren
 }) {
-  const { signOut } = useSignedIn()
+  const { signOut, who } = useSignedIn()
   // On a narrow screen the menu is folded behind a button (styles.css); opening a page folds it again.
   const [menuOpen, setMenuOpen] = useState(false)
   useEffect(() => setMenuOpen(false), [currentPath])
@@ -69,6 +124,7 @@ export function Layout({
       <header class="top-bar">
         <span class="brand">Attendance console</span>
         <AccountName />
+        {who.kind === 'person' && <PersonBar person={who} />}
         <button
           type="button"
           class="secondary menu-toggle"

@@ -1,5 +1,8 @@
 import { AttendanceApiError, AttendanceConnectionError } from './errors.js'
 import type {
+  AcceptInviteParams,
+  AuthSession,
+  ChangePasswordParams,
   CurrentDevice,
   DeletedObject,
   Device,
@@ -13,6 +16,7 @@ import type {
   Event,
   EventList,
   EventListParams,
+  ForgotPasswordParams,
   ListEnvelope,
   Location,
   LocationCreateParams,
@@ -33,6 +37,7 @@ import type {
   PayRuleList,
   PayRuleListParams,
   PayRuleUpdateParams,
+  ResetPasswordParams,
   Scan,
   ScanCreateParams,
   ScanList,
@@ -46,6 +51,7 @@ import type {
   SessionRevisionList,
   SessionRevisionListParams,
   SessionUpdateParams,
+  SignInParams,
   TimesheetCsvParams,
   TimesheetEntry,
   TimesheetList,
@@ -88,8 +94,13 @@ export type Mode = 'test' | 'live'
 export type Fetch = typeof globalThis.fetch
 
 export interface AttendanceClientOptions {
-  /** `sk_test_…` or `sk_live_…`. */
-  apiKey: string
+  /** `sk_test_…` or `sk_live_…`; or `session` instead. */
+  apiKey?: string
+  /**
+   * Instead of a key, a signed-in person's session: the requests go without `Authorization`, for the
+   * session cookie that the fetch sends (a browser's, on the service's own origin: the manager console).
+   */
+  session?: SessionCredentials
   /** Default `http://localhost:8080`. */
   baseUrl?: string
   /** Retries after the first attempt, on 429, 5xx, 409 `idempotency_key_in_use` and network errors. Default 3. */
@@ -98,6 +109,18 @@ export interface AttendanceClientOptions {
   timeoutMs?: number
   /** Default `globalThis.fetch`. */
   fetch?: Fetch
+}
+
+/**
+ * What a signed-in person's requests name (decisions.md, "Cookie requests"): the mode (`Attendance-Mode`),
+ * the account when the person has several (`Attendance-Account`), and the session's CSRF token
+ * (`X-CSRF-Token`, sent on POST, PATCH and DELETE), which `auth.signIn` and `auth.session` answer. Before
+ * signing in, `{ mode }` alone: the sign-in and link requests need no more.
+ */
+export interface SessionCredentials {
+  mode: Mode
+  accountId?: string
+  csrfToken?: string
 }
 
 /** Per-call options; every method takes them last. */
@@ -148,7 +171,7 @@ export interface RawRequestOptions extends RequestOptions {
  * ```
  */
 export class AttendanceClient {
-  /** The key's mode: `test` for `sk_test_…`, `live` for `sk_live_…`. */
+  /** The key's mode (`test` for `sk_test_…`, `live` for `sk_live_…`), or the session's. */
   readonly mode: Mode
   readonly baseUrl: string
   readonly maxRetries: number
@@ -165,20 +188,32 @@ export class AttendanceClient {
   readonly payPeriods: PayPeriods
   readonly payRules: PayRules
   readonly timesheets: Timesheets
+  readonly auth: Auth
 
   // Private fields: the key never shows in console.log(client) or JSON.stringify(client).
-  readonly #apiKey: string
+  readonly #credentials: { apiKey: string } | { session: SessionCredentials }
   readonly #fetch: Fetch
 
   constructor(options: AttendanceClientOptions) {
     const {
       apiKey,
+      session,
       baseUrl = DEFAULT_BASE_URL,
       maxRetries = DEFAULT_MAX_RETRIES,
       timeoutMs = DEFAULT_TIMEOUT_MS,
       fetch = globalThis.fetch,
     } = options ?? ({} as AttendanceClientOptions)
-    this.mode = modeOf(apiKey)
+    if (session === undefined) {
+      this.mode = modeOf(apiKey)
+      this.#credentials = { apiKey: apiKey as string }
+    } else {
+      if (apiKey !== undefined) throw new TypeError('Pass apiKey or session, not both')
+      if (session.mode !== 'test' && session.mode !== 'live') {
+        throw new TypeError(`session.mode must be test or live (got ${String(session.mode)})`)
+      }
+      this.mode = session.mode
+      this.#credentials = { session: { ...session } }
+    }
     if (!Number.isInteger(maxRetries) || maxRetries < 0) {
       throw new TypeError(`maxRetries must be a whole number from 0 (got ${maxRetries})`)
     }
@@ -186,7 +221,6 @@ export class AttendanceClient {
       throw new TypeError(`timeoutMs must be a positive number (got ${timeoutMs})`)
     }
     if (typeof fetch !== 'function') throw new TypeError('No fetch implementation: pass options.fetch')
-    this.#apiKey = apiKey
     this.#fetch = fetch
     this.baseUrl = baseUrl.replace(/\/+$/, '')
     this.maxRetries = maxRetries
@@ -203,6 +237,7 @@ export class AttendanceClient {
     this.payPeriods = new PayPeriods(this)
     this.payRules = new PayRules(this)
     this.timesheets = new Timesheets(this)
+    this.auth = new Auth(this)
   }
 
   /**
@@ -249,6 +284,16 @@ export class AttendanceClient {
     }
   }
 
+  #credentialHeaders(method: HttpVerb): Record<string, string> {
+    const credentials = this.#credentials
+    if ('apiKey' in credentials) return { authorization: `Bearer ${credentials.apiKey}` }
+    const { mode, accountId, csrfToken } = credentials.session
+    const headers: Record<string, string> = { 'attendance-mode': mode }
+    if (accountId !== undefined) headers['attendance-account'] = accountId
+    if (csrfToken !== undefined && method !== 'GET') headers['x-csrf-token'] = csrfToken
+    return headers
+  }
+
   /**
    * The one retry loop of every call: an attempt, then on 429, 5xx, 409 `idempotency_key_in_use` or no
    * answer another one after the backoff (or the answer's `Retry-After`), with the same `Idempotency-Key`,
@@ -264,7 +309,7 @@ export class AttendanceClient {
     take: (response: Response) => Promise<T>,
   ): Promise<T> {
     const url = `${this.baseUrl}${path}${queryString(options.query)}`
-    const headers: Record<string, string> = { accept, authorization: `Bearer ${this.#apiKey}` }
+    const headers: Record<string, string> = { accept, ...this.#credentialHeaders(method) }
     if (USER_AGENT !== undefined) headers['user-agent'] = USER_AGENT
     let body: string | undefined
     if (options.body !== undefined) {
@@ -773,5 +818,40 @@ export class Timesheets extends Resource {
    */
   csv(params: TimesheetCsvParams, options?: RequestOptions): Promise<Download> {
     return this.#client.stream('/v1/timesheets', { ...options, query: params, accept: 'text/csv' })
+  }
+}
+
+/**
+ * A person's sign-in (decisions.md, "People and access"): for a client made with `session`, in a
+ * browser that keeps the service's HttpOnly cookie, which these answers set and clear.
+ */
+export class Auth extends Resource {
+  /** `POST /v1/auth/sign-in`: the person, their accounts and the session's CSRF token; sets the cookie. */
+  signIn(params: SignInParams, options?: RequestOptions): Promise<AuthSession> {
+    return this.request('POST', '/v1/auth/sign-in', { ...options, body: params })
+  }
+  /** `GET /v1/auth/session`: the signed-in person, as `signIn` answered (the same CSRF token). */
+  session(options?: RequestOptions): Promise<AuthSession> {
+    return this.request('GET', '/v1/auth/session', options)
+  }
+  /** `POST /v1/auth/sign-out`: ends this session. */
+  signOut(options?: RequestOptions): Promise<unknown> {
+    return this.request('POST', '/v1/auth/sign-out', options)
+  }
+  /** `POST /v1/auth/password`: a new password; the person's other sessions end. */
+  changePassword(params: ChangePasswordParams, options?: RequestOptions): Promise<unknown> {
+    return this.request('POST', '/v1/auth/password', { ...options, body: params })
+  }
+  /** `POST /v1/auth/forgot-password`: 202 whatever the e-mail; a link goes to it when the service sends e-mail. */
+  forgotPassword(params: ForgotPasswordParams, options?: RequestOptions): Promise<unknown> {
+    return this.request('POST', '/v1/auth/forgot-password', { ...options, body: params })
+  }
+  /** `POST /v1/auth/reset-password`: the link's token sets the password; every session of the person ends. */
+  resetPassword(params: ResetPasswordParams, options?: RequestOptions): Promise<unknown> {
+    return this.request('POST', '/v1/auth/reset-password', { ...options, body: params })
+  }
+  /** `POST /v1/auth/accept-invite`: the invitation's token activates the membership and signs in. */
+  acceptInvite(params: AcceptInviteParams, options?: RequestOptions): Promise<AuthSession> {
+    return this.request('POST', '/v1/auth/accept-invite', { ...options, body: params })
   }
 }

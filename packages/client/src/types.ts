@@ -139,3 +139,34 @@ export type WebhookDeliveryList = ResponseOf<Operation<'/v1/webhook-deliveries',
 export type Event = ResponseOf<Operation<'/v1/events/{id}', 'get'>>
 export type EventListParams = QueryOf<Operation<'/v1/events', 'get'>>
 export type EventList = ResponseOf<Operation<'/v1/events', 'get'>>
+
+// People and access (provisional: replaced by the generated types once the endpoints exist)
+export type Role = 'owner' | 'admin' | 'payroll' | 'manager' | 'viewer'
+export interface AuthSession {
+  object: 'auth_session'
+  user: { id: string; email: string; name: string }
+  accounts: { id: string; name: string; role: Role }[]
+  csrf_token: string
+  expires_at: string
+}
+export interface SignInParams {
+  email: string
+  password: string
+}
+export interface ChangePasswordParams {
+  current_password: string
+  new_password: string
+}
+export interface ForgotPasswordParams {
+  email: string
+}
+export interface ResetPasswordParams {
+  token: string
+  password: string
+}
+export interface AcceptInviteParams {
+  token: string
+  password: string
+  name?: string
+  email?: string
+}

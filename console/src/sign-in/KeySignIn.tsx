@@ -2,8 +2,8 @@ import { useState } from 'preact/hooks'
 import { AttendanceInsufficientScopeError } from '../../../packages/client/src/client.js'
 import { asProblem, ConsoleProblem, consoleClient, type Problem } from '../api.js'
 import { ErrorNotice } from '../components/ErrorNotice.js'
-import { PageTitle } from '../components/PageTitle.js'
 import { modeOfKey } from '../session-key.js'
+import { PASSWORD_FORM } from './forms.js'
 
 /**
  * Asks the API whether it accepts the key. A 403 is an answer too: the key is genuine but lacks
@@ -11,13 +11,14 @@ import { modeOfKey } from '../session-key.js'
  */
 async function checkKey(key: string): Promise<void> {
   try {
-    await consoleClient(key).sessions.list({ limit: 1 })
+    await consoleClient({ apiKey: key }).sessions.list({ limit: 1 })
   } catch (error) {
     if (!(error instanceof AttendanceInsufficientScopeError)) throw error
   }
 }
 
-export function SignInPage({ onSignedIn }: { onSignedIn: (key: string) => void }) {
+/** An integrator's way in: a pasted API key, kept in the tab's sessionStorage. */
+export function KeySignIn({ onSignedIn }: { onSignedIn: (key: string) => void }) {
   const [key, setKey] = useState('')
   const [problem, setProblem] = useState<Problem | undefined>()
   const [checking, setChecking] = useState(false)
@@ -41,8 +42,7 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (key: string) => void }
   }
 
   return (
-    <main class="sign-in">
-      <PageTitle>Sign in</PageTitle>
+    <>
       <p>
         Paste an API key. It stays in this browser tab only (session storage) and is sent to this service
         alone; closing the tab or signing out forgets it.
@@ -63,7 +63,10 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (key: string) => void }
           {checking ? 'Checking…' : 'Sign in'}
         </button>
       </form>
-      <ErrorNotice error={problem} signedIn={false} />
-    </main>
+      <ErrorNotice error={problem} signingIn="key" />
+      <p class="sign-in-other">
+        <a href={PASSWORD_FORM}>Sign in with your e-mail instead</a>
+      </p>
+    </>
   )
 }

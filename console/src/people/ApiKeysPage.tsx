@@ -1,0 +1,5 @@
+import { PageTitle } from '../components/PageTitle.js'
+
+export function ApiKeysPage() {
+  return <PageTitle>API keys</PageTitle>
+}
