@@ -103,6 +103,10 @@ const TAGS = [
       'Endpoints that receive signed events, and the delivery log. The events themselves are under `webhooks`.',
   },
   { name: 'Account', description: 'The account and mode the calling key works in.' },
+  {
+    name: 'API keys',
+    description: "The account's keys for integrations, made and revoked by its owners (never a secret but once).",
+  },
   { name: 'Meta', description: 'This document.' },
 ]
 
