@@ -18,11 +18,12 @@ import { newRequestId } from './http/request-id.js'
 import { serializerFactory } from './http/serialization.js'
 import { rejectNulCharacters, validatorCompiler } from './http/validation.js'
 import { clock } from './lib/clock.js'
+import { authRoutes } from './modules/auth/routes.js'
 import { deviceRoutes } from './modules/devices/routes.js'
 import { DeviceSightings } from './modules/devices/service.js'
 import { EventRetention, retentionWindowMs } from './modules/events/retention.js'
 import { eventRoutes } from './modules/events/routes.js'
-import { accountRoutes, apiKeyRoutes } from './modules/keys/routes.js'
+import { accountRoutes } from './modules/keys/routes.js'
 import { locationRoutes } from './modules/locations/routes.js'
 import { operatorRoutes } from './modules/operators/routes.js'
 import { payPeriodRoutes } from './modules/pay-periods/routes.js'
@@ -79,6 +80,17 @@ export async function buildApp({ config, db, redis, logStream }: AppDependencies
         // A batch's scans (`body.scans[n].pin`), one level further down than the paths above reach.
         '*.scans[*].pin',
         '*.scans[*].pin_ciphertext',
+        // Sign-in's secrets: the session cookie, passwords, and the tokens of invitation and reset links.
+        'req.headers.cookie',
+        'headers.cookie',
+        'password',
+        'current_password',
+        'new_password',
+        'token',
+        '*.password',
+        '*.current_password',
+        '*.new_password',
+        '*.token',
       ],
       ...(logStream ? { stream: logStream } : {}),
     },
@@ -146,7 +158,7 @@ export async function buildApp({ config, db, redis, logStream }: AppDependencies
   await app.register(timesheetRoutes)
   await app.register(eventRoutes)
   await app.register(accountRoutes)
-  await app.register(apiKeyRoutes)
+  await app.register(authRoutes(config))
   await app.register(consoleRoutes)
 
   // Resends are sent from the API process itself, whether or not it runs the worker.

@@ -2,6 +2,7 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
 import { type TSchema, Type } from 'typebox'
+import * as auth from '../modules/auth/schemas.js'
 import * as devices from '../modules/devices/schemas.js'
 import * as events from '../modules/events/schemas.js'
 import { API_VERSION, EVENT_TYPES_BY_RESOURCE, type EventResource } from '../modules/events/types.js'
@@ -53,6 +54,7 @@ const MODULE_SCHEMAS: Array<{ COMPONENT_SCHEMAS: TSchema[] }> = [
   events,
   webhooks,
   keys,
+  auth,
 ]
 
 /** Every named schema, registered once; the document lists them under `components.schemas`. */
@@ -104,8 +106,9 @@ const TAGS = [
   },
   { name: 'Account', description: 'The account and mode the calling key works in.' },
   {
-    name: 'API keys',
-    description: "The account's keys for integrations, made and revoked by its owners (never a secret but once).",
+    name: 'Auth',
+    description:
+      "People's sign-in: the session cookie (no key), passwords and their reset, accepting an invitation.",
   },
   { name: 'Meta', description: 'This document.' },
 ]

@@ -191,3 +191,28 @@ class HeaderClient extends ApiClient {
     })
   }
 }
+
+/**
+ * An app's log lines, gathered with the secrets a test used (passwords, link tokens, cookie
+ * values, CSRF tokens), so that it can check none of them was ever written to the log or answered
+ * where it should not be. Build the app with `{ logLevel: 'trace' }` and `{ logStream: watch.logStream }`.
+ */
+export class SecretWatch {
+  readonly lines: string[] = []
+  readonly logStream = { write: (line: string) => void this.lines.push(line) }
+  private readonly secrets = new Set<string>()
+
+  /** Adds secrets to look for (a missing one is skipped). */
+  remember(...values: Array<string | null | undefined>): void {
+    for (const value of values) if (value) this.secrets.add(value)
+  }
+
+  /** The remembered secrets that appear in any of `texts` (the log lines by default). */
+  leaked(texts: readonly string[] = this.lines): string[] {
+    return [...this.secrets].filter((secret) => texts.some((text) => text.includes(secret)))
+  }
+
+  get size(): number {
+    return this.secrets.size
+  }
+}

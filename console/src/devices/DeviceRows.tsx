@@ -51,8 +51,7 @@ export function DeviceRows({
   now: number
   onChanged: (device: Device) => void
 }) {
-  const { api, can } = useSignedIn()
-  const edits = can('devices:write')
+  const { api } = useSignedIn()
   const action = useAction()
   const [detail, setDetail] = useState<Detail>()
   // Closing the code or the question puts the focus back on the row's button (Pair once unpaired).
@@ -89,34 +88,32 @@ export function DeviceRows({
         <td>
           <RequirePin device={device} onChanged={onChanged} />
         </td>
-        {edits && (
-          <td>
-            <div class="actions">
+        <td>
+          <div class="actions">
+            <button
+              ref={pairButton.ref}
+              type="button"
+              class="secondary"
+              onClick={pair}
+              disabled={action.pending}
+              aria-label={`${device.paired ? 'Pair again' : 'Pair'} ${device.code}`}
+            >
+              {device.paired ? 'Pair again' : 'Pair'}
+            </button>
+            {device.paired && (
               <button
-                ref={pairButton.ref}
+                ref={unpairButton.ref}
                 type="button"
                 class="secondary"
-                onClick={pair}
-                disabled={action.pending}
-                aria-label={`${device.paired ? 'Pair again' : 'Pair'} ${device.code}`}
+                aria-expanded={detail?.kind === 'unpair'}
+                onClick={() => setDetail({ kind: 'unpair' })}
+                aria-label={`Unpair ${device.code}`}
               >
-                {device.paired ? 'Pair again' : 'Pair'}
+                Unpair
               </button>
-              {device.paired && (
-                <button
-                  ref={unpairButton.ref}
-                  type="button"
-                  class="secondary"
-                  aria-expanded={detail?.kind === 'unpair'}
-                  onClick={() => setDetail({ kind: 'unpair' })}
-                  aria-label={`Unpair ${device.code}`}
-                >
-                  Unpair
-                </button>
-              )}
-            </div>
-          </td>
-        )}
+            )}
+          </div>
+        </td>
       </tr>
       {(detail || action.error) && (
         <tr class="row-detail">

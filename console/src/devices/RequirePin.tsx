@@ -4,12 +4,9 @@ import { ErrorNotice } from '../components/ErrorNotice.js'
 import { useSignedIn } from '../context.js'
 import { useAction } from '../hooks.js'
 
-/**
- * Whether scans at the device need the operator's PIN, set in place (`PATCH require_pin`); read-only
- * without `devices:write`.
- */
+/** Whether scans at the device need the operator's PIN, set in place (`PATCH require_pin`). */
 export function RequirePin({ device, onChanged }: { device: Device; onChanged: (device: Device) => void }) {
-  const { api, can } = useSignedIn()
+  const { api } = useSignedIn()
   const action = useAction()
   // While the API has the change, the box shows it; a refusal puts back what the device has.
   const [asked, setAsked] = useState(device.require_pin)
@@ -17,8 +14,6 @@ export function RequirePin({ device, onChanged }: { device: Device; onChanged: (
     setAsked(requirePin)
     return action.run(async () => onChanged(await api.devices.update(device.id, { require_pin: requirePin })))
   }
-  // One who may not change devices reads the setting where the box would be.
-  if (!can('devices:write')) return <>{device.require_pin ? 'yes' : 'no'}</>
   return (
     <>
       <input

@@ -56,8 +56,7 @@ export function PayRuleRows({
   onChanged: (rule: PayRule) => void
   onDeleted: () => void
 }) {
-  const { api, can } = useSignedIn()
-  const edits = can('timesheets:write')
+  const { api } = useSignedIn()
   const action = useAction()
   const [opened, setOpened] = useState<Opened>()
   const makeDefault = () =>
@@ -82,41 +81,39 @@ export function PayRuleRows({
         <td>
           <Terms texts={overtimeTexts(rule.overtime)} />
         </td>
-        {edits && (
-          <td>
-            <div class="actions">
+        <td>
+          <div class="actions">
+            <button
+              type="button"
+              class="secondary"
+              aria-expanded={opened === 'edit'}
+              aria-label={`Edit ${rule.name}`}
+              onClick={() => setOpened(opened === 'edit' ? undefined : 'edit')}
+            >
+              Edit
+            </button>
+            {!rule.is_default && (
               <button
                 type="button"
                 class="secondary"
-                aria-expanded={opened === 'edit'}
-                aria-label={`Edit ${rule.name}`}
-                onClick={() => setOpened(opened === 'edit' ? undefined : 'edit')}
+                disabled={action.pending}
+                aria-label={`Make default: ${rule.name}`}
+                onClick={makeDefault}
               >
-                Edit
+                Make default
               </button>
-              {!rule.is_default && (
-                <button
-                  type="button"
-                  class="secondary"
-                  disabled={action.pending}
-                  aria-label={`Make default: ${rule.name}`}
-                  onClick={makeDefault}
-                >
-                  Make default
-                </button>
-              )}
-              <button
-                type="button"
-                class="secondary"
-                aria-expanded={opened === 'delete'}
-                aria-label={`Delete ${rule.name}`}
-                onClick={() => setOpened('delete')}
-              >
-                Delete
-              </button>
-            </div>
-          </td>
-        )}
+            )}
+            <button
+              type="button"
+              class="secondary"
+              aria-expanded={opened === 'delete'}
+              aria-label={`Delete ${rule.name}`}
+              onClick={() => setOpened('delete')}
+            >
+              Delete
+            </button>
+          </div>
+        </td>
       </tr>
       {(opened || action.error) && (
         <tr class="row-detail">

@@ -121,3 +121,14 @@ export async function takeTokenRow(
     .returning(['kind', 'user_id', 'account_id', 'expires_at'])
     .executeTakeFirst()
 }
+
+/** An unused token of one of `kinds`, read without taking it. */
+export async function findUnusedTokenRow(db: Executor, tokenHash: string, kinds: readonly TokenKind[]) {
+  return db
+    .selectFrom('user_tokens')
+    .select(['kind', 'user_id', 'account_id', 'expires_at'])
+    .where('token_hash', '=', tokenHash)
+    .where('kind', 'in', kinds)
+    .where('used_at', 'is', null)
+    .executeTakeFirst()
+}

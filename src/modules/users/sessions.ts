@@ -10,6 +10,7 @@ import {
   endSessionsOf,
   findActiveMembershipRows,
   findSessionRow,
+  findUnusedTokenRow,
   insertSession,
   insertToken,
   takeTokenRow,
@@ -119,6 +120,16 @@ export class PersonSessions {
     this.entries.delete(hashSecret(token))
   }
 
+  /**
+   * Forgets every cached session of a person at once in this process (their sessions were ended: a
+   * password changed or reset); other processes within the TTL. A walk of the cache, for rare changes.
+   */
+  forgetPerson(userId: string): void {
+    for (const [tokenHash, { person }] of this.entries.entries()) {
+      if (person?.userId === userId) this.entries.delete(tokenHash)
+    }
+  }
+
   csrfToken(sessionId: string): string {
     return createHmac('sha256', this.csrfSecret).update(sessionId).digest('base64url')
   }
@@ -132,22 +143,26 @@ export class PersonSessions {
   }
 }
 
-/** A new session for a person: the cookie's value (≥ 128 random bits; only its SHA-256 is stored). */
+/**
+ * A new session for a person: the cookie's value (≥ 128 random bits; only its SHA-256 is stored),
+ * and the session's id (its CSRF token's seed).
+ */
 export async function startSession(
   db: Executor,
   userId: string,
-): Promise<{ token: string; expiresAt: number }> {
+): Promise<{ token: string; sessionId: string; expiresAt: number }> {
   const token = randomBytes(32).toString('base64url')
   const now = clock.now()
   const expiresAt = now + SESSION_ABSOLUTE_MS
+  const sessionId = newId('sess')
   await insertSession(db, {
-    id: newId('sess'),
+    id: sessionId,
     token_hash: hashSecret(token),
     user_id: userId,
     created_at: now,
     expires_at: expiresAt,
   })
-  return { token, expiresAt }
+  return { token, sessionId, expiresAt }
 }
 
 /** Ends every session of a person (all but one, when given): sign-out everywhere, a password change. */
@@ -189,6 +204,22 @@ export async function issueToken(
     created_at: now,
   })
   return token
+}
+
+/**
+ * What a link's token would give, without taking it (unknown, used or expired: undefined): what its
+ * accept checks before the transaction that takes it, so a password's hash is not worked out under
+ * the transaction's write lock.
+ */
+export async function peekToken(
+  db: Executor,
+  kinds: readonly TokenKind[],
+  token: string,
+): Promise<{ kind: TokenKind; userId: string | null; accountId: string | null } | undefined> {
+  if (token.length > 200) return undefined
+  const row = await findUnusedTokenRow(db, hashSecret(token), kinds)
+  if (!row || row.expires_at <= clock.now()) return undefined
+  return { kind: row.kind, userId: row.user_id, accountId: row.account_id }
 }
 
 /**
