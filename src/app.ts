@@ -23,7 +23,7 @@ import { deviceRoutes } from './modules/devices/routes.js'
 import { DeviceSightings } from './modules/devices/service.js'
 import { EventRetention, retentionWindowMs } from './modules/events/retention.js'
 import { eventRoutes } from './modules/events/routes.js'
-import { accountRoutes } from './modules/keys/routes.js'
+import { accountRoutes, apiKeyRoutes } from './modules/keys/routes.js'
 import { locationRoutes } from './modules/locations/routes.js'
 import { operatorRoutes } from './modules/operators/routes.js'
 import { payPeriodRoutes } from './modules/pay-periods/routes.js'
@@ -159,6 +159,7 @@ export async function buildApp({ config, db, redis, logStream }: AppDependencies
   await app.register(eventRoutes)
   await app.register(accountRoutes)
   await app.register(authRoutes(config))
+  await app.register(apiKeyRoutes)
   await app.register(consoleRoutes)
 
   // Resends are sent from the API process itself, whether or not it runs the worker.

@@ -1,6 +1,7 @@
 import fs from 'node:fs'
 import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig } from './config.js'
+import { ApiError } from './core/errors.js'
 import { openServiceDatabase } from './db/connection.js'
 import { migrateToLatest } from './db/migrate.js'
 import { type BackupResult, backupSqlite } from './db/sqlite/backup.js'
@@ -20,8 +21,10 @@ const USAGE = `Usage: npm run --silent cli -- <command>
 
 Commands:
   migrate                          bring the database schema up to date
-  keys create --account <name> --mode test|live [--scopes a,b] [--expires-at <ISO>] [--label <text>] [--json]
-                                   create a key (and the account if new); the secret is shown only here
+  keys create --account <name> --mode test|live [--scopes a,b] [--locations loc_a,loc_b]
+              [--expires-at <ISO>] [--label <text>] [--json]
+                                   create a key (and the account if new); the secret is shown only here;
+                                   --locations holds it to those locations of the account (in its mode)
   keys list [--json]               list keys (never their secrets)
   keys label <id> <text>           set a key's label (at most ${MAX_KEY_LABEL_LENGTH} characters; "" clears it)
   keys revoke <id>                 revoke a key (effective within 5 s in running servers)
@@ -44,6 +47,7 @@ async function main(argv: string[]): Promise<void> {
       account: { type: 'string' },
       mode: { type: 'string' },
       scopes: { type: 'string' },
+      locations: { type: 'string' },
       'expires-at': { type: 'string' },
       label: { type: 'string' },
       json: { type: 'boolean', default: false },
@@ -76,6 +80,7 @@ type Options = {
   account?: string
   mode?: string
   scopes?: string
+  locations?: string
   'expires-at'?: string
   label?: string
   json?: boolean
@@ -94,11 +99,19 @@ function databaseTask(
       account: required(values.account, '--account'),
       mode: parseMode(values.mode),
       scopes: values.scopes === undefined ? undefined : parseScopes(values.scopes),
+      locationIds: values.locations === undefined ? undefined : parseLocations(values.locations),
       expiresAt: values['expires-at'] === undefined ? undefined : parseInstant(values['expires-at']),
       label: values.label === undefined ? null : parseLabel(values.label),
     }
     return async (db) => {
-      const key = await createKey(db, input)
+      const key = await createKey(db, input).catch((error: unknown) => {
+        // A location that is not the account's is the caller's mistake, told as a usage error.
+        if (error instanceof ApiError && error.code === 'unknown_location')
+          throw new UsageError(
+            `${error.message} --locations names the account's locations in the key's mode.`,
+          )
+        throw error
+      })
       console.log(
         values.json
           ? JSON.stringify(key)
@@ -223,6 +236,13 @@ function parseScopes(value: string): Scope[] {
   if (peopleOnly.length)
     throw new UsageError(`No key holds ${peopleOnly.join(', ')}: only people manage people and keys.`)
   return scopes as Scope[]
+}
+
+function parseLocations(value: string): string[] {
+  const ids = [...new Set(value.split(',').map((id) => id.trim()))]
+  if (ids.some((id) => id === ''))
+    throw new UsageError('--locations is a comma-separated list of location ids (loc_…), none empty.')
+  return ids
 }
 
 function parseLabel(value: string): string | null {

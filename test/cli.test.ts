@@ -24,7 +24,16 @@ const ALL_SCOPES = [
   ].flatMap((r) => [`${r}:read`, `${r}:write`]),
   'sessions:approve',
 ]
-const CREATED_KEY_FIELDS = ['account_id', 'expires_at', 'id', 'label', 'mode', 'scopes', 'secret']
+const CREATED_KEY_FIELDS = [
+  'account_id',
+  'expires_at',
+  'id',
+  'label',
+  'location_ids',
+  'mode',
+  'scopes',
+  'secret',
+]
 
 interface CreatedKey {
   id: string

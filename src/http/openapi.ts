@@ -110,6 +110,10 @@ const TAGS = [
     description:
       "People's sign-in: the session cookie (no key), passwords and their reset, accepting an invitation.",
   },
+  {
+    name: 'API keys',
+    description: "The account's keys for integrations, made and revoked by its owners (never a secret but once).",
+  },
   { name: 'Meta', description: 'This document.' },
 ]
 

@@ -51,7 +51,8 @@ export function DeviceRows({
   now: number
   onChanged: (device: Device) => void
 }) {
-  const { api } = useSignedIn()
+  const { api, can } = useSignedIn()
+  const edits = can('devices:write')
   const action = useAction()
   const [detail, setDetail] = useState<Detail>()
   // Closing the code or the question puts the focus back on the row's button (Pair once unpaired).
@@ -88,32 +89,34 @@ export function DeviceRows({
         <td>
           <RequirePin device={device} onChanged={onChanged} />
         </td>
-        <td>
-          <div class="actions">
-            <button
-              ref={pairButton.ref}
-              type="button"
-              class="secondary"
-              onClick={pair}
-              disabled={action.pending}
-              aria-label={`${device.paired ? 'Pair again' : 'Pair'} ${device.code}`}
-            >
-              {device.paired ? 'Pair again' : 'Pair'}
-            </button>
-            {device.paired && (
+        {edits && (
+          <td>
+            <div class="actions">
               <button
-                ref={unpairButton.ref}
+                ref={pairButton.ref}
                 type="button"
                 class="secondary"
-                aria-expanded={detail?.kind === 'unpair'}
-                onClick={() => setDetail({ kind: 'unpair' })}
-                aria-label={`Unpair ${device.code}`}
+                onClick={pair}
+                disabled={action.pending}
+                aria-label={`${device.paired ? 'Pair again' : 'Pair'} ${device.code}`}
               >
-                Unpair
+                {device.paired ? 'Pair again' : 'Pair'}
               </button>
-            )}
-          </div>
-        </td>
+              {device.paired && (
+                <button
+                  ref={unpairButton.ref}
+                  type="button"
+                  class="secondary"
+                  aria-expanded={detail?.kind === 'unpair'}
+                  onClick={() => setDetail({ kind: 'unpair' })}
+                  aria-label={`Unpair ${device.code}`}
+                >
+                  Unpair
+                </button>
+              )}
+            </div>
+          </td>
+        )}
       </tr>
       {(detail || action.error) && (
         <tr class="row-detail">

@@ -4,9 +4,12 @@ import { ErrorNotice } from '../components/ErrorNotice.js'
 import { useSignedIn } from '../context.js'
 import { useAction } from '../hooks.js'
 
-/** Whether scans at the device need the operator's PIN, set in place (`PATCH require_pin`). */
+/**
+ * Whether scans at the device need the operator's PIN, set in place (`PATCH require_pin`); read-only
+ * without `devices:write`.
+ */
 export function RequirePin({ device, onChanged }: { device: Device; onChanged: (device: Device) => void }) {
-  const { api } = useSignedIn()
+  const { api, can } = useSignedIn()
   const action = useAction()
   // While the API has the change, the box shows it; a refusal puts back what the device has.
   const [asked, setAsked] = useState(device.require_pin)
@@ -14,6 +17,8 @@ export function RequirePin({ device, onChanged }: { device: Device; onChanged: (
     setAsked(requirePin)
     return action.run(async () => onChanged(await api.devices.update(device.id, { require_pin: requirePin })))
   }
+  // One who may not change devices reads the setting where the box would be.
+  if (!can('devices:write')) return <>{device.require_pin ? 'yes' : 'no'}</>
   return (
     <>
       <input

@@ -11,7 +11,7 @@ import { useNow, usePagedList } from '../hooks.js'
  * it, and whether its scans need the operator's PIN (decisions.md, "The time clock").
  */
 export function DevicesPage() {
-  const { api } = useSignedIn()
+  const { api, can } = useSignedIn()
   const [created, setCreated] = useState(0)
   const list = usePagedList((cursor) => api.devices.list({ limit: 50, cursor }), [api, created])
   // "Last seen 3 minutes ago" moves on while the page is open.
@@ -23,7 +23,7 @@ export function DevicesPage() {
         A device is a time clock: a tablet at a gate running the kiosk page, paired with a code made here. A
         paired device's key can only scan at that device.
       </p>
-      <NewDeviceForm onCreated={() => setCreated((n) => n + 1)} />
+      {can('devices:write') && <NewDeviceForm onCreated={() => setCreated((n) => n + 1)} />}
       <PagedTable
         list={list}
         caption="Devices, newest first"
@@ -36,7 +36,7 @@ export function DevicesPage() {
             <th scope="col">Status</th>
             <th scope="col">Last seen</th>
             <th scope="col">PIN required</th>
-            <th scope="col">Actions</th>
+            {can('devices:write') && <th scope="col">Actions</th>}
           </>
         }
       >

@@ -143,7 +143,8 @@ function OperatorRows({
   rules: PayRule[] | undefined
   onChanged: (o: Operator) => void
 }) {
-  const { api } = useSignedIn()
+  const { api, can } = useSignedIn()
+  const edits = can('operators:write')
   const clear = useAction()
   const [detail, setDetail] = useState<PinDetail>()
   const [said, setSaid] = useState<string>()
@@ -181,17 +182,19 @@ function OperatorRows({
         <td>
           <div class="actions">
             {operator.has_pin ? <Badge tone="good">set</Badge> : <Badge tone="neutral">none</Badge>}
-            <button
-              ref={setButton.ref}
-              type="button"
-              class="secondary"
-              aria-expanded={detail === 'set'}
-              onClick={() => open('set')}
-              aria-label={`${operator.has_pin ? 'Change' : 'Set'} the PIN of ${operator.ident}`}
-            >
-              {operator.has_pin ? 'Change' : 'Set'}
-            </button>
-            {operator.has_pin && (
+            {edits && (
+              <button
+                ref={setButton.ref}
+                type="button"
+                class="secondary"
+                aria-expanded={detail === 'set'}
+                onClick={() => open('set')}
+                aria-label={`${operator.has_pin ? 'Change' : 'Set'} the PIN of ${operator.ident}`}
+              >
+                {operator.has_pin ? 'Change' : 'Set'}
+              </button>
+            )}
+            {edits && operator.has_pin && (
               <button
                 type="button"
                 class="secondary"
@@ -209,9 +212,11 @@ function OperatorRows({
             </p>
           )}
         </td>
-        <td>
-          <ActivationButton operator={operator} onChanged={onChanged} />
-        </td>
+        {edits && (
+          <td>
+            <ActivationButton operator={operator} onChanged={onChanged} />
+          </td>
+        )}
       </tr>
       {detail && (
         <tr class="row-detail">
@@ -260,7 +265,7 @@ function searchSummary(search: string, found: number, loaded: number, hasMore: b
  * also asked of the API (its `ident` filter), so it is found even when it is not loaded yet.
  */
 export function OperatorsPage() {
-  const { api } = useSignedIn()
+  const { api, can } = useSignedIn()
   const [search, setSearch] = useState('')
   const [active, setActive] = useState<ActiveFilter>('')
   const isActive = active === '' ? undefined : active === 'true'
@@ -319,7 +324,7 @@ export function OperatorsPage() {
             <th scope="col">Status</th>
             <th scope="col">Pay rule</th>
             <th scope="col">PIN</th>
-            <th scope="col">Action</th>
+            {can('operators:write') && <th scope="col">Action</th>}
           </>
         }
       >

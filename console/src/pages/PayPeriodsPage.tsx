@@ -73,7 +73,9 @@ function PeriodTotals({ period }: { period: PayPeriod }) {
  * Reopening asks nothing: it changes no session, and the period can be closed again.
  */
 function PeriodRows({ period, onChanged }: { period: PayPeriod; onChanged: (p: PayPeriod) => void }) {
-  const { api } = useSignedIn()
+  const { api, can } = useSignedIn()
+  // Closing and reopening need both (the API's scopes of either).
+  const closes = can('timesheets:write') && can('sessions:approve')
   const action = useAction()
   const [confirming, setConfirming] = useState(false)
   // After the question closes, focus goes back to the row's button rather than to the page's top.
@@ -113,7 +115,7 @@ function PeriodRows({ period, onChanged }: { period: PayPeriod; onChanged: (p: P
             >
               Timesheet
             </Link>
-            {period.status === 'open' ? (
+            {!closes ? null : period.status === 'open' ? (
               <button
                 ref={button.ref}
                 type="button"
@@ -202,7 +204,7 @@ function NewPayPeriodForm({ onCreated }: { onCreated: (period: PayPeriod) => voi
 
 /** The account's pay periods, newest first: create, see the timesheet, close (after a question), reopen. */
 export function PayPeriodsPage() {
-  const { api } = useSignedIn()
+  const { api, can } = useSignedIn()
   const [created, setCreated] = useState(0)
   const list = usePagedList((cursor) => api.payPeriods.list({ limit: 20, cursor }), [api, created])
   return (
@@ -212,7 +214,7 @@ export function PayPeriodsPage() {
         A closed period's timesheet is final: its sessions no longer change until it is reopened. A period can
         close once it is over and every session in it is reviewed.
       </p>
-      <NewPayPeriodForm onCreated={() => setCreated((count) => count + 1)} />
+      {can('timesheets:write') && <NewPayPeriodForm onCreated={() => setCreated((count) => count + 1)} />}
       <PagedTable
         list={list}
         caption="Pay periods, newest first"

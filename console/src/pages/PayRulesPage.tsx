@@ -13,7 +13,8 @@ import { PayRuleRows } from '../pay-rules/PayRuleRows.js'
  * default (the rule of every operator without one of its own), delete.
  */
 export function PayRulesPage() {
-  const { api } = useSignedIn()
+  const { api, can } = useSignedIn()
+  const edits = can('timesheets:write')
   // A new or deleted rule changes the list: it is read again.
   const [version, setVersion] = useState(0)
   const [creating, setCreating] = useState(false)
@@ -50,9 +51,11 @@ export function PayRulesPage() {
           />
         </section>
       ) : (
-        <button type="button" onClick={() => setCreating(true)}>
-          New pay rule
-        </button>
+        edits && (
+          <button type="button" onClick={() => setCreating(true)}>
+            New pay rule
+          </button>
+        )
       )}
       <PagedTable
         list={list}
@@ -67,7 +70,7 @@ export function PayRulesPage() {
             <th scope="col">Rounding</th>
             <th scope="col">Breaks</th>
             <th scope="col">Overtime</th>
-            <th scope="col">Actions</th>
+            {edits && <th scope="col">Actions</th>}
           </>
         }
       >

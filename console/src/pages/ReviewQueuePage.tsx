@@ -19,7 +19,9 @@ function outcomeOf(decision: Decision, accepted: number, asked: number): string 
  * loads until more is asked for, whatever the queue's length.
  */
 export function ReviewQueuePage() {
-  const { api } = useSignedIn()
+  const { api, can } = useSignedIn()
+  // One who may not approve sees the queue without its boxes, notes and buttons.
+  const reviewing = can('sessions:approve')
   const [initial] = useState(formFromAddress)
   const [filter, setFilter] = useState<ReviewFilter>(() => filterOf(initial))
   const list = usePagedList(
@@ -62,36 +64,45 @@ export function ReviewQueuePage() {
       />
       <p class="muted">
         Sessions awaiting review, oldest work date first. Times are local to each session's location; the work
-        date is the day of its check-in there. A rejection needs a note.
+        date is the day of its check-in there.{reviewing && ' A rejection needs a note.'}
       </p>
-      <SelectionBar selected={selectedIds.length} busy={busy} outcome={outcome} onReview={reviewSelection} />
+      {reviewing && (
+        <SelectionBar
+          selected={selectedIds.length}
+          busy={busy}
+          outcome={outcome}
+          onReview={reviewSelection}
+        />
+      )}
       <PagedTable
         list={list}
-        class="review-queue"
+        class={reviewing ? 'review-queue' : undefined}
         caption="Sessions awaiting review, oldest work date first"
         noun={['session']}
         empty="Nothing awaits review."
         head={
           <>
-            <th scope="col">
-              <input
-                type="checkbox"
-                aria-label="Select every session shown"
-                checked={selectable.length > 0 && selectedIds.length === selectable.length}
-                onChange={(event) =>
-                  setSelected(
-                    new Set(event.currentTarget.checked ? selectable.map((session) => session.id) : []),
-                  )
-                }
-              />
-            </th>
+            {reviewing && (
+              <th scope="col">
+                <input
+                  type="checkbox"
+                  aria-label="Select every session shown"
+                  checked={selectable.length > 0 && selectedIds.length === selectable.length}
+                  onChange={(event) =>
+                    setSelected(
+                      new Set(event.currentTarget.checked ? selectable.map((session) => session.id) : []),
+                    )
+                  }
+                />
+              </th>
+            )}
             <th scope="col">Operator</th>
             <th scope="col">Work date</th>
             <th scope="col">Local times</th>
             <th scope="col">Hours</th>
             <th scope="col">Flag</th>
             <th scope="col">Notes</th>
-            <th scope="col">Review</th>
+            {reviewing && <th scope="col">Review</th>}
           </>
         }
       >
@@ -99,6 +110,7 @@ export function ReviewQueuePage() {
           <ReviewRow
             key={session.id}
             session={session}
+            reviewing={reviewing}
             state={reviews.rows.get(session.id)}
             selected={selected.has(session.id)}
             onSelect={(on) => select(session.id, on)}

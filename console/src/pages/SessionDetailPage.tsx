@@ -144,7 +144,7 @@ function useSessionTitle(id: string, session: Session | undefined): string {
  * breaks and check-out in order, and its edit history; the history stays readable after a delete.
  */
 export function SessionDetailPage({ id }: { id: string }) {
-  const { api } = useSignedIn()
+  const { api, can } = useSignedIn()
   const session = useLoad(() => api.sessions.retrieve(id), [api, id])
   // Each change made here is a new revision: the history is read again after it.
   const [changes, setChanges] = useState(0)
@@ -185,10 +185,10 @@ export function SessionDetailPage({ id }: { id: string }) {
               reviewer={reviewerOf(current, revisions)}
             />
             <div>
-              {current.status !== 'open' && (
+              {current.status !== 'open' && can('sessions:write') && (
                 <CorrectionForm key={current.id} session={current} zone={zone} onSaved={changed} />
               )}
-              {current.review_status === 'pending' && (
+              {current.review_status === 'pending' && can('sessions:approve') && (
                 <ReviewSection session={current} onReviewed={changed} />
               )}
             </div>

@@ -21,7 +21,7 @@ function fallbackText(rules: PayRule[]): string {
 /**
  * An operator's pay rule, set or cleared in place (`PATCH pay_rule_id`): its own rule by name, else
  * the account default the timesheet falls back to (or none). Until the rules are read, or when the
- * key may not read them, the operator's rule is named by its id.
+ * key may not read them, the operator's rule is named by its id. Read-only without `operators:write`.
  */
 export function OperatorPayRule({
   operator,
@@ -32,7 +32,7 @@ export function OperatorPayRule({
   rules: PayRule[] | undefined
   onChanged: (operator: Operator) => void
 }) {
-  const { api } = useSignedIn()
+  const { api, can } = useSignedIn()
   const action = useAction()
   const own = operator.pay_rule_id
   const known = rules ?? []
@@ -50,6 +50,8 @@ export function OperatorPayRule({
     ...(own !== null && !known.some((rule) => rule.id === own) ? [[own, own] as const] : []),
     ...known.map((rule) => [rule.id, rule.name] as const),
   ]
+  // One who may not change operators reads the rule where the menu would be.
+  if (!can('operators:write')) return <>{options.find(([id]) => id === (own ?? ''))?.[1] ?? own}</>
   return (
     <>
       <SelectField

@@ -56,7 +56,8 @@ export function PayRuleRows({
   onChanged: (rule: PayRule) => void
   onDeleted: () => void
 }) {
-  const { api } = useSignedIn()
+  const { api, can } = useSignedIn()
+  const edits = can('timesheets:write')
   const action = useAction()
   const [opened, setOpened] = useState<Opened>()
   const makeDefault = () =>
@@ -81,39 +82,41 @@ export function PayRuleRows({
         <td>
           <Terms texts={overtimeTexts(rule.overtime)} />
         </td>
-        <td>
-          <div class="actions">
-            <button
-              type="button"
-              class="secondary"
-              aria-expanded={opened === 'edit'}
-              aria-label={`Edit ${rule.name}`}
-              onClick={() => setOpened(opened === 'edit' ? undefined : 'edit')}
-            >
-              Edit
-            </button>
-            {!rule.is_default && (
+        {edits && (
+          <td>
+            <div class="actions">
               <button
                 type="button"
                 class="secondary"
-                disabled={action.pending}
-                aria-label={`Make default: ${rule.name}`}
-                onClick={makeDefault}
+                aria-expanded={opened === 'edit'}
+                aria-label={`Edit ${rule.name}`}
+                onClick={() => setOpened(opened === 'edit' ? undefined : 'edit')}
               >
-                Make default
+                Edit
               </button>
-            )}
-            <button
-              type="button"
-              class="secondary"
-              aria-expanded={opened === 'delete'}
-              aria-label={`Delete ${rule.name}`}
-              onClick={() => setOpened('delete')}
-            >
-              Delete
-            </button>
-          </div>
-        </td>
+              {!rule.is_default && (
+                <button
+                  type="button"
+                  class="secondary"
+                  disabled={action.pending}
+                  aria-label={`Make default: ${rule.name}`}
+                  onClick={makeDefault}
+                >
+                  Make default
+                </button>
+              )}
+              <button
+                type="button"
+                class="secondary"
+                aria-expanded={opened === 'delete'}
+                aria-label={`Delete ${rule.name}`}
+                onClick={() => setOpened('delete')}
+              >
+                Delete
+              </button>
+            </div>
+          </td>
+        )}
       </tr>
       {(opened || action.error) && (
         <tr class="row-detail">

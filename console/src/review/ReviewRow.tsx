@@ -9,12 +9,15 @@ import type { Decision, RowReview } from './reviews.js'
 /** One session of the queue, with what a manager needs to decide: who, when, how long, why flagged, notes. */
 export function ReviewRow({
   session,
+  reviewing,
   state,
   selected,
   onSelect,
   onReview,
 }: {
   session: Session
+  /** Whether the one signed in may approve: the row's box and review controls, else neither. */
+  reviewing: boolean
   state: RowReview | undefined
   selected: boolean
   onSelect: (selected: boolean) => void
@@ -25,15 +28,17 @@ export function ReviewRow({
   const page = `/sessions/${encodeURIComponent(session.id)}`
   return (
     <tr>
-      <td>
-        <input
-          type="checkbox"
-          checked={selected}
-          disabled={session.review_status !== 'pending'}
-          onChange={(event) => onSelect(event.currentTarget.checked)}
-          aria-label={`Select ${describe(session)}`}
-        />
-      </td>
+      {reviewing && (
+        <td>
+          <input
+            type="checkbox"
+            checked={selected}
+            disabled={session.review_status !== 'pending'}
+            onChange={(event) => onSelect(event.currentTarget.checked)}
+            aria-label={`Select ${describe(session)}`}
+          />
+        </td>
+      )}
       <td>
         <OperatorName id={session.operator_id} ident={session.operator_ident} />
       </td>
@@ -51,18 +56,20 @@ export function ReviewRow({
       <td class="number">{hours(session.total_hours)}</td>
       <td>{flagReason(session.flag_reason)}</td>
       <td class="notes">{session.notes ?? '—'}</td>
-      <td>
-        <ReviewControls
-          session={session}
-          state={state}
-          onReview={onReview}
-          noCheckOut={
-            <Link to={page} aria-label={`Set the check-out to approve ${describe(session)}`}>
-              Set the check-out to approve
-            </Link>
-          }
-        />
-      </td>
+      {reviewing && (
+        <td>
+          <ReviewControls
+            session={session}
+            state={state}
+            onReview={onReview}
+            noCheckOut={
+              <Link to={page} aria-label={`Set the check-out to approve ${describe(session)}`}>
+                Set the check-out to approve
+              </Link>
+            }
+          />
+        </td>
+      )}
     </tr>
   )
 }

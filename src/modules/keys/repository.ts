@@ -1,8 +1,30 @@
-import type { Insertable } from 'kysely'
+import type { Insertable, Selectable } from 'kysely'
 import type { AuthContext } from '../../core/identity.js'
+import { newestFirst } from '../../db/keyset.js'
 import type { ApiKeysTable } from '../../db/schema.js'
 import type { Db, Executor } from '../../db/types.js'
-import type { Account } from './schemas.js'
+import { toIso, toIsoOrNull } from '../../lib/time.js'
+import type { Account, ApiKey } from './schemas.js'
+
+export type ApiKeyRow = Selectable<ApiKeysTable>
+
+/** A key as `/v1/api-keys` shows it: never its secret (the table has only its hash). */
+export function toApiKey(row: ApiKeyRow): ApiKey {
+  return {
+    object: 'api_key',
+    id: row.id,
+    account_id: row.account_id,
+    mode: row.livemode === 1 ? 'live' : 'test',
+    livemode: row.livemode === 1,
+    prefix: row.secret_prefix,
+    scopes: row.scopes.split(',').filter(Boolean),
+    location_ids: row.location_ids === null ? null : row.location_ids.split(',').filter(Boolean),
+    label: row.label,
+    expires_at: toIsoOrNull(row.expires_at),
+    revoked_at: toIsoOrNull(row.revoked_at),
+    created: toIso(row.created_at),
+  }
+}
 
 /** The caller's own account (a key's account_id references it), in the caller's mode. */
 export async function findOwnAccount(db: Executor, auth: AuthContext): Promise<Account> {
@@ -90,9 +112,40 @@ export async function listKeyRows(db: Db) {
       'api_keys.revoked_at',
       'api_keys.created_at',
       'api_keys.label',
+      'api_keys.location_ids',
     ])
     .where('api_keys.device_id', 'is', null)
     .orderBy('api_keys.id')
+    .execute()
+}
+
+/**
+ * An API key of the account, either mode (a person manages both); device keys are their devices'
+ * (pairing makes them, unpairing revokes them), so they are not among them.
+ */
+export async function findAccountKeyRow(db: Executor, accountId: string, id: string) {
+  return db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .where('device_id', 'is', null)
+    .executeTakeFirst()
+}
+
+/** The account's API keys (both modes, no device key), newest first: index `api_keys_account`. */
+export async function listAccountKeyRows(
+  db: Executor,
+  accountId: string,
+  beforeId: string | undefined,
+  take: number,
+) {
+  return db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('device_id', 'is', null)
+    .$call(newestFirst(beforeId, take))
     .execute()
 }
 
@@ -103,7 +156,7 @@ export async function setKeyLabel(db: Db, id: string, label: string | null): Pro
 }
 
 /** Revokes a key not revoked yet; true when it was. */
-export async function revokeKeyRow(db: Db, id: string, now: number): Promise<boolean> {
+export async function revokeKeyRow(db: Executor, id: string, now: number): Promise<boolean> {
   const result = await db
     .updateTable('api_keys')
     .set({ revoked_at: now })

@@ -56,6 +56,22 @@ export async function findTimeZonesInUse(db: Executor, auth: AuthContext): Promi
   return rows.map((row) => row.timezone)
 }
 
+/** Which of `ids` are locations of the account in the mode (at most as many rows as ids, by primary key). */
+export async function findOwnedLocationIds(
+  db: Executor,
+  owner: Owner,
+  ids: readonly string[],
+): Promise<string[]> {
+  if (ids.length === 0) return []
+  const rows = await db
+    .selectFrom('locations')
+    .select('id')
+    .where((eb) => eb.and(owner))
+    .where('id', 'in', ids)
+    .execute()
+  return rows.map((row) => row.id)
+}
+
 export async function insertLocation(trx: Trx, row: LocationRow) {
   await trx.insertInto('locations').values(row).execute()
 }

@@ -1,5 +1,6 @@
 import { errors } from '../../core/errors.js'
 import type { AuthContext } from '../../core/identity.js'
+import { toFlag } from '../../db/schema.js'
 import type { Executor, Trx } from '../../db/types.js'
 import { changedFields } from '../../lib/changes.js'
 import { canonicalTimeZone } from '../../lib/time.js'
@@ -17,6 +18,7 @@ import {
   deleteLocationRow,
   findLocation,
   findLocationsBy,
+  findOwnedLocationIds,
   findTimeZonesInUse,
   insertLocation,
   type LocationRow,
@@ -138,6 +140,18 @@ export async function timeZoneAt(
 ): Promise<string> {
   const location = locationId === null ? undefined : await findLocation(db, auth, locationId)
   return location?.timezone ?? 'UTC'
+}
+
+/**
+ * Which of `ids` are the account's locations in the mode: what a key's `location_ids` (keys
+ * service) must all be.
+ */
+export function ownedLocationIds(
+  db: Executor,
+  owner: { accountId: string; livemode: boolean },
+  ids: readonly string[],
+): Promise<string[]> {
+  return findOwnedLocationIds(db, { account_id: owner.accountId, livemode: toFlag(owner.livemode) }, ids)
 }
 
 /**
