@@ -32,6 +32,7 @@ import { scanRoutes } from './modules/scans/routes.js'
 import { sessionRoutes } from './modules/sessions/routes.js'
 import { ForgottenCheckOutSweep } from './modules/sessions/sweep.js'
 import { timesheetRoutes } from './modules/timesheets/routes.js'
+import { userRoutes } from './modules/users/routes.js'
 import { PersonSessions } from './modules/users/sessions.js'
 import { webhookRoutes } from './modules/webhooks/routes.js'
 import { DeliverySender } from './modules/webhooks/sender.js'
@@ -159,6 +160,7 @@ export async function buildApp({ config, db, redis, logStream }: AppDependencies
   await app.register(eventRoutes)
   await app.register(accountRoutes)
   await app.register(authRoutes(config))
+  await app.register(userRoutes(config))
   await app.register(apiKeyRoutes)
   await app.register(consoleRoutes)
 

@@ -39,6 +39,7 @@ export const ERROR_CODES = {
   self_approval: { type: 'insufficient_scope', status: 403 },
   csrf_token_invalid: { type: 'insufficient_scope', status: 403 },
   sso_user_unknown: { type: 'insufficient_scope', status: 403 },
+  self_change: { type: 'insufficient_scope', status: 403 },
   route_not_found: { type: 'not_found', status: 404 },
   resource_missing: { type: 'not_found', status: 404 },
   duplicate_ident: { type: 'conflict', status: 409 },
@@ -57,6 +58,7 @@ export const ERROR_CODES = {
   idempotency_key_in_use: { type: 'conflict', status: 409 },
   email_in_use: { type: 'conflict', status: 409 },
   last_owner: { type: 'conflict', status: 409 },
+  not_invited: { type: 'conflict', status: 409 },
   missing_param: { type: 'validation_error', status: 422 },
   unknown_param: { type: 'validation_error', status: 422 },
   invalid_type: { type: 'validation_error', status: 422 },
@@ -210,6 +212,19 @@ export const errors = {
     }),
   emailInUse: () =>
     coded('email_in_use', 'A person with this e-mail already belongs to this account.', { param: 'email' }),
+  /** A person changing their own role, sites, worker record or status (decisions.md, "People and memberships"). */
+  selfChange: (param: string) =>
+    coded(
+      'self_change',
+      'Nobody changes their own role, sites, worker record or status; ask another owner.',
+      { param },
+    ),
+  /** A new invitation link for a membership that is not (or no longer) invited. */
+  notInvited: (id: string, status: string) =>
+    coded(
+      'not_invited',
+      `User ${id} is ${status}, not invited: a new link is for invitations only (a forgotten password is reset with POST /v1/auth/forgot-password).`,
+    ),
   lastOwner: () =>
     coded(
       'last_owner',

@@ -26,6 +26,7 @@ import * as m014 from './migrations/014_retention.js'
 import * as m015 from './migrations/015_time_clock.js'
 import * as m016 from './migrations/016_location_locale.js'
 import * as m017 from './migrations/017_people.js'
+import * as m018 from './migrations/018_audit_filters.js'
 import type { Db } from './types.js'
 
 // Migrations are imported statically so the built service and tsx runs need no file-system scan.
@@ -47,6 +48,7 @@ const migrations: Record<string, Migration> = {
   '015_time_clock': m015,
   '016_location_locale': m016,
   '017_people': m017,
+  '018_audit_filters': m018,
 }
 
 /**

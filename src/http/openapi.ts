@@ -14,6 +14,7 @@ import * as payRules from '../modules/pay-rules/schemas.js'
 import * as scans from '../modules/scans/schemas.js'
 import * as sessions from '../modules/sessions/schemas.js'
 import * as timesheets from '../modules/timesheets/schemas.js'
+import * as users from '../modules/users/schemas.js'
 import { RESPONSE_EXCERPT_BYTES } from '../modules/webhooks/attempt.js'
 import {
   FIRST_RETRY_DELAY_MS,
@@ -55,6 +56,7 @@ const MODULE_SCHEMAS: Array<{ COMPONENT_SCHEMAS: TSchema[] }> = [
   webhooks,
   keys,
   auth,
+  users,
 ]
 
 /** Every named schema, registered once; the document lists them under `components.schemas`. */
@@ -114,6 +116,12 @@ const TAGS = [
     name: 'API keys',
     description: "The account's keys for integrations, made and revoked by its owners (never a secret but once).",
   },
+  {
+    name: 'Users',
+    description:
+      'The people of the account (their memberships): invited, changed, deactivated and reactivated by its owners.',
+  },
+  { name: 'Audit log', description: 'Who did what to people and keys; owners read it.' },
   { name: 'Meta', description: 'This document.' },
 ]
 
