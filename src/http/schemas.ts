@@ -96,14 +96,16 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
  * The error statuses a route can answer because of its shape, whatever its handler does: every
  * route can get a malformed request (400), a NUL character in its query string (422), the rate
  * limit (429), a failure (500) and a database that does not answer in time (503); a keyed route
- * 401 and 403; a route with an `{id}` 404; a method that reads a body 413 and 415. An onRoute hook
+ * 401, 403 and 404 (an account not the signed-in person's); a route with an `{id}` 404; a method
+ * that reads a body 413 and 415. An onRoute hook
  * (see `http/openapi.ts`) adds them to every documented route, so no route can forget one; routes
  * declare only their own (e.g. 409).
  */
 export function shapeErrorStatuses(route: { method: string | string[]; url: string; isPublic: boolean }) {
   const statuses = [400, 422, 429, 500, 503]
   if (!route.isPublic) statuses.push(401, 403)
-  if (route.url.includes('/:')) statuses.push(404)
+  // An {id} missing; and on any keyed route, a signed-in person's Attendance-Account not theirs.
+  if (!route.isPublic || route.url.includes('/:')) statuses.push(404)
   if ([route.method].flat().some((m) => BODY_METHODS.has(m))) statuses.push(413, 415)
   return statuses.sort((a, b) => a - b)
 }

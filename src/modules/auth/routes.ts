@@ -126,8 +126,12 @@ export function authRoutes(config: { publicUrl: string; smtpUrl: string | undefi
         },
       },
       async (request, reply) => {
+        const person = signedIn(request)
+        // A session whose person is active in no account any more signs nothing in (decisions.md).
+        if (person.memberships.length === 0)
+          throw errors.authentication('You are no longer active in any account; ask an owner.')
         reply.header('cache-control', 'no-store')
-        return describeSession(app.db, app.personSessions, signedIn(request))
+        return describeSession(app.db, app.personSessions, person)
       },
     )
 
