@@ -182,6 +182,7 @@ const TABLE_OWNERS: Record<string, string> = {
  */
 const READ_MODELS: Record<string, string[]> = {
   'modules/devices/device-zone-read-model.ts': ['locations'],
+  'modules/scans/scan-site-read-model.ts': ['devices'],
   'modules/timesheets/timesheet-read-model.ts': [
     'closed_timesheet_days',
     'locations',

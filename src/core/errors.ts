@@ -179,6 +179,12 @@ export const errors = {
   authentication: (message: string) => ApiError.uncoded('authentication_error', message),
   insufficientScope: (scope: string) =>
     coded('missing_scope', `This key lacks the scope ${scope} needed for this request.`),
+  /** A principal held to sites changing an operator it may read but that is homed at another location. */
+  operatorHomedElsewhere: (id: string) =>
+    coded(
+      'location_restricted',
+      `Operator ${id} is homed at a location this key or person is not held to: it may read the operator, not change it.`,
+    ),
   /** A principal held to sites, on a route about the whole account (decisions.md, "Sites"). */
   locationRestricted: () =>
     coded(
@@ -255,10 +261,11 @@ export const errors = {
     coded('open_session_exists', `Operator '${ident}' already has an open session.`, {
       param: 'operator_id',
     }),
-  overlappingSession: (otherId: string) =>
+  /** `otherId` undefined: a session the caller may not see (held to other sites), never named. */
+  overlappingSession: (otherId: string | undefined) =>
     coded(
       'overlapping_session',
-      `This session would overlap session ${otherId} of the same operator; an operator cannot be in two sessions at once.`,
+      `This session would overlap ${otherId === undefined ? 'another session' : `session ${otherId}`} of the same operator; an operator cannot be in two sessions at once.`,
       { param: 'check_in.time' },
     ),
   endpointDisabled: (id: string) =>

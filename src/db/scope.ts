@@ -1,4 +1,4 @@
-import type { Compilable, Kysely, Selectable } from 'kysely'
+import { type Compilable, type Kysely, type Selectable, type SelectQueryBuilder, sql } from 'kysely'
 import type { AuthContext } from '../core/identity.js'
 import { type CompiledStatement, compiled } from './compiled.js'
 import { supportsRowLocks } from './connection.js'
@@ -17,6 +17,18 @@ export interface Owner {
  */
 export function ownedBy(auth: AuthContext): Owner {
   return { account_id: auth.accountId, livemode: toFlag(auth.livemode) }
+}
+
+/**
+ * The sites predicate (decisions.md, "Sites"): for a principal held to some locations, only the rows
+ * whose `column` (a location id: a session's `location_id`, a location's `id`) is one of them, a row
+ * without one left out; for any other principal, the query as it is. In the query itself, never
+ * after it, so a keyset page stays full: `.$call(atSites(auth, 'location_id'))`.
+ */
+export function atSites(auth: Pick<AuthContext, 'locationIds'>, column: string) {
+  // biome-ignore lint/suspicious/noExplicitAny: any query of any table that has the column
+  return <Q extends SelectQueryBuilder<any, any, any>>(query: Q): Q =>
+    auth.locationIds === null ? query : (query.where(sql.ref(column), 'in', auth.locationIds) as Q)
 }
 
 /** The same account in the other mode: where a `cross_mode_reference` is looked for. */

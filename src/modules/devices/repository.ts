@@ -2,7 +2,7 @@ import type { Selectable } from 'kysely'
 import type { AuthContext } from '../../core/identity.js'
 import { newestFirst } from '../../db/keyset.js'
 import type { DevicePairingCodesTable, DevicesTable, PinKeysTable } from '../../db/schema.js'
-import { type Owner, ownedBy, ownedRowFinder, ownedRowsBy } from '../../db/scope.js'
+import { atSites, type Owner, ownedBy, ownedRowFinder, ownedRowsBy } from '../../db/scope.js'
 import type { Executor, Trx } from '../../db/types.js'
 import { toIso, toIsoOrNull } from '../../lib/time.js'
 import type { Device, ListDevicesQuery } from './schemas.js'
@@ -61,6 +61,7 @@ export async function listDeviceRows(
   take: number,
 ) {
   return owned(db, auth)
+    .$call(atSites(auth, 'location_id'))
     .$if(filters.code !== undefined, (q) => q.where('code', '=', filters.code ?? ''))
     .$if(filters.location_id !== undefined, (q) => q.where('location_id', '=', filters.location_id ?? ''))
     .$call(newestFirst(beforeId, take))

@@ -11,9 +11,10 @@ import { newId } from '../../lib/ids.js'
 import { toIso } from '../../lib/time.js'
 import { recordEvent } from '../events/outbox.js'
 import { createDeviceKey, hashSecret, revokeDeviceKeys } from '../keys/service.js'
-import { resolveLocation, retrieveLocation } from '../locations/service.js'
+import { placedAt, retrieveLocation } from '../locations/service.js'
 import { resolveReference } from '../shared/references.js'
 import {
+  atSeenLocations,
   createResource,
   listService,
   lockResource,
@@ -54,24 +55,19 @@ export type { DeviceRow, DeviceWithZone }
 const devices: ResourceStore<DeviceRow, Device> = {
   name: 'device',
   prefix: 'dev',
-  find: findDevice,
+  // To a principal held to sites, a device elsewhere (or standing nowhere) does not exist.
+  find: atSeenLocations(findDevice, (row) => row.location_id),
   insert: insertDevice,
   write: updateDeviceRow,
   toApi: toDevice,
   duplicate: (row) => errors.duplicateDeviceCode(row.code),
 }
 
-async function locationIdOf(trx: Trx, auth: AuthContext, id: string | null | undefined) {
-  if (id === undefined || id === null) return id
-  const location = await resolveLocation(trx, auth, { id })
-  return location.id
-}
-
 export async function createDevice(trx: Trx, auth: AuthContext, input: CreateDeviceBody): Promise<Device> {
   const fields = {
     code: input.code,
     name: input.name ?? null,
-    location_id: (await locationIdOf(trx, auth, input.location_id)) ?? null,
+    location_id: (await placedAt(trx, auth, 'location_id', input.location_id, true)) ?? null,
     paired: 0 as const,
     last_seen_at: null,
     require_pin: toFlag(input.require_pin ?? false),
@@ -95,7 +91,7 @@ export function updateDevice(
     changes: async (current) =>
       changedFields(current, {
         name: input.name,
-        location_id: await locationIdOf(trx, auth, input.location_id),
+        location_id: await placedAt(trx, auth, 'location_id', input.location_id, false),
         require_pin: input.require_pin === undefined ? undefined : toFlag(input.require_pin),
       }),
     event: 'device.updated',
@@ -292,5 +288,6 @@ function resolveDeviceBy<Row extends DeviceRow>(
     value: code,
     lookup,
     unknown: errors.unknownDevice,
+    locationOf: (row) => row.location_id,
   })
 }

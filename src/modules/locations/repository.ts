@@ -2,7 +2,7 @@ import type { Selectable } from 'kysely'
 import type { AuthContext } from '../../core/identity.js'
 import { newestFirst } from '../../db/keyset.js'
 import type { LocationsTable } from '../../db/schema.js'
-import { type Owner, ownedBy, ownedRowFinder, ownedRowsBy } from '../../db/scope.js'
+import { atSites, type Owner, ownedBy, ownedRowFinder, ownedRowsBy } from '../../db/scope.js'
 import type { Executor, Trx } from '../../db/types.js'
 import { toIso } from '../../lib/time.js'
 import type { Location } from './schemas.js'
@@ -36,13 +36,21 @@ const locationsBy = {
   id: ownedRowsBy('locations', 'id', { limit: 2 }),
   name: ownedRowsBy('locations', 'name', { limit: 2 }),
 }
+const everyLocationNamed = ownedRowsBy('locations', 'name')
 
 /**
  * The locations of an account and mode with this id or name: what a reference names. At most two
- * rows: enough to tell "none", "one" and "ambiguous" (a shared name) apart.
+ * rows: enough to tell "none", "one" and "ambiguous" (a shared name) apart; with `every`, all of
+ * them (a principal held to sites sees some of them only, so two read may both be elsewhere).
  */
-export function findLocationsBy(db: Executor, owner: Owner, column: 'id' | 'name', value: string) {
-  return locationsBy[column].rows(db, { ...owner, value })
+export function findLocationsBy(
+  db: Executor,
+  owner: Owner,
+  column: 'id' | 'name',
+  value: string,
+  every = false,
+) {
+  return (column === 'name' && every ? everyLocationNamed : locationsBy[column]).rows(db, { ...owner, value })
 }
 
 /** The distinct time zones of the caller's locations (a few rows: one per zone, not per location). */
@@ -92,6 +100,7 @@ export async function listLocationRows(
   take: number,
 ) {
   return owned(db, auth)
+    .$call(atSites(auth, 'id'))
     .$if(filters.name !== undefined, (q) => q.where('name', '=', filters.name ?? ''))
     .$call(newestFirst(beforeId, take))
     .execute()

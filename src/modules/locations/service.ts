@@ -7,6 +7,7 @@ import { canonicalTimeZone } from '../../lib/time.js'
 import { recordEvent } from '../events/outbox.js'
 import { resolveReference } from '../shared/references.js'
 import {
+  atSeenLocations,
   createResource,
   listService,
   lockResource,
@@ -31,7 +32,8 @@ import type { CreateLocationBody, Location, UpdateLocationBody } from './schemas
 const locations: ResourceStore<LocationRow, Location> = {
   name: 'location',
   prefix: 'loc',
-  find: findLocation,
+  // To a principal held to sites, another location does not exist (its writes are account-wide).
+  find: atSeenLocations(findLocation, (row) => row.id),
   insert: insertLocation,
   write: updateLocationRow,
   toApi: toLocation,
@@ -155,24 +157,51 @@ export function ownedLocationIds(
 }
 
 /**
+ * The location a body places something at (a device's `location_id`, an operator's
+ * `home_location_id`, named by `param`): the caller's location with that id (422
+ * `unknown_location`, as for one a principal held to sites cannot see), null and absent kept. A
+ * principal held to sites places it at one of its locations (`required`: a create names one), never
+ * nowhere, where the thing would be out of its reach: 422 `invalid_value`.
+ */
+export async function placedAt(
+  trx: Trx,
+  auth: AuthContext,
+  param: 'location_id' | 'home_location_id',
+  id: string | null | undefined,
+  required: boolean,
+): Promise<string | null | undefined> {
+  if (id === null || (id === undefined && required)) {
+    if (auth.locationIds !== null)
+      throw errors.invalidValue(
+        param,
+        `A key or person held to some locations names one of them: send ${param}.`,
+      )
+    return id
+  }
+  if (id === undefined) return id
+  return (await resolveLocation(trx, auth, { id, param })).id
+}
+
+/**
  * Resolves `location_id` or `location_name` of a request; a name may be shared by several
  * locations (422 `ambiguous_location`), and both given must name the same location.
  */
 export function resolveLocation(
   db: Executor,
   auth: AuthContext,
-  reference: { id?: string; name?: string },
+  reference: { id?: string; name?: string; param?: string },
 ): Promise<LocationRow> {
   const { id, name } = reference
   const byId = id !== undefined
   const value = id ?? name ?? ''
   return resolveReference(auth, {
     resource: 'location',
-    param: byId ? 'location_id' : 'location_name',
+    param: reference.param ?? (byId ? 'location_id' : 'location_name'),
     value,
-    lookup: (owner) => findLocationsBy(db, owner, byId ? 'id' : 'name', value),
+    lookup: (owner) => findLocationsBy(db, owner, byId ? 'id' : 'name', value, auth.locationIds !== null),
     unknown: errors.unknownLocation,
     ambiguous: errors.ambiguousLocation,
+    locationOf: (row) => row.id,
     check: (row) => {
       if (byId && name !== undefined && row.name !== name) {
         throw errors.conflictingParams(

@@ -20,6 +20,9 @@ export function toOperator(row: OperatorRow): Operator {
     is_active: row.is_active === 1,
     pay_rule_id: row.pay_rule_id,
     has_pin: row.pin_hash !== null,
+    home_location_id: row.home_location_id,
+    start_date: row.start_date,
+    end_date: row.end_date,
     livemode: row.livemode === 1,
     created: toIso(row.created_at),
     updated: toIso(row.updated_at),
@@ -111,6 +114,9 @@ export async function updateOperatorRow(
       | 'pin_hash'
       | 'pin_failures'
       | 'pin_locked_until'
+      | 'home_location_id'
+      | 'start_date'
+      | 'end_date'
     >
   >,
 ): Promise<void> {

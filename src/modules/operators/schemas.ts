@@ -19,6 +19,18 @@ const payRuleId = nullableString({
   maxLength: 64,
   description: "The operator's pay rule (`pr_…`); null: the account's default rule, if any.",
 })
+const homeLocationId = nullableString({
+  maxLength: 64,
+  description:
+    'Where the operator works (`loc_…`): a principal held to sites changes only the operators homed at its locations, and sees their timesheets. Null: nowhere in particular (not for a principal held to sites).',
+})
+/** A calendar date (`YYYY-MM-DD`, a real date) or null, as `CalendarDate` checks it. */
+const employmentDate = (description: string) =>
+  Type.Unsafe<string | null>({ type: ['string', 'null'], format: 'date', maxLength: 10, description })
+const startDate = employmentDate('First day of employment (inclusive), YYYY-MM-DD; null: not recorded.')
+const endDate = employmentDate(
+  'Last day of employment (inclusive), YYYY-MM-DD, not before start_date (422 `invalid_date_range`); null: still employed.',
+)
 
 export const Operator = Type.Object(
   {
@@ -32,6 +44,15 @@ export const Operator = Type.Object(
       description: "The operator's own pay rule; null: the account's default rule applies, if any.",
     }),
     has_pin: Type.Boolean({ description: 'A PIN is set (the PIN itself is never shown).' }),
+    home_location_id: Type.Union([Type.String(), Type.Null()], {
+      description: 'Where the operator works; null: nowhere in particular.',
+    }),
+    start_date: Type.Union([Type.String(), Type.Null()], {
+      description: 'First day of employment (inclusive), YYYY-MM-DD; null: not recorded.',
+    }),
+    end_date: Type.Union([Type.String(), Type.Null()], {
+      description: 'Last day of employment (inclusive), YYYY-MM-DD; null: still employed.',
+    }),
     livemode: Type.Boolean(),
     created: Timestamp,
     updated: Timestamp,
@@ -47,6 +68,9 @@ export const CreateOperatorBody = Type.Object(
     employee_id: Type.Optional(employeeId),
     pay_rule_id: Type.Optional(payRuleId),
     pin,
+    home_location_id: Type.Optional(homeLocationId),
+    start_date: Type.Optional(startDate),
+    end_date: Type.Optional(endDate),
   },
   { additionalProperties: false },
 )
@@ -59,6 +83,9 @@ export const UpdateOperatorBody = Type.Object(
     is_active: Type.Optional(Type.Boolean({ description: '`true` reactivates, `false` deactivates.' })),
     pay_rule_id: Type.Optional(payRuleId),
     pin,
+    home_location_id: Type.Optional(homeLocationId),
+    start_date: Type.Optional(startDate),
+    end_date: Type.Optional(endDate),
   },
   { additionalProperties: false },
 )

@@ -1,11 +1,12 @@
 import { errors } from '../../core/errors.js'
-import type { AuthContext } from '../../core/identity.js'
+import { type AuthContext, seesLocation } from '../../core/identity.js'
 import { toFlag } from '../../db/schema.js'
 import { ownedBy } from '../../db/scope.js'
 import type { Executor, Trx } from '../../db/types.js'
 import { changedFields } from '../../lib/changes.js'
 import { clock } from '../../lib/clock.js'
 import { recordEvent } from '../events/outbox.js'
+import { placedAt } from '../locations/service.js'
 import { resolvePayRule } from '../pay-rules/service.js'
 import { resolveReference } from '../shared/references.js'
 import {
@@ -60,11 +61,26 @@ async function payRuleIdOf(trx: Trx, auth: AuthContext, id: string | null | unde
   return (await resolvePayRule(trx, auth, id)).id
 }
 
+/** Employment dates: the last day not before the first (422 `invalid_date_range`, naming `param`). */
+function checkEmploymentDates(
+  dates: Pick<OperatorRow, 'start_date' | 'end_date'>,
+  param: 'start_date' | 'end_date',
+): void {
+  if (dates.start_date !== null && dates.end_date !== null && dates.end_date < dates.start_date) {
+    throw errors.invalidDateRange(
+      param,
+      `end_date (${dates.end_date}) must not be before start_date (${dates.start_date}).`,
+    )
+  }
+}
+
 export async function createOperator(
   trx: Trx,
   auth: AuthContext,
   input: CreateOperatorBody,
 ): Promise<Operator> {
+  const dates = { start_date: input.start_date ?? null, end_date: input.end_date ?? null }
+  checkEmploymentDates(dates, 'end_date')
   const fields = {
     ident: input.ident,
     name: input.name ?? null,
@@ -74,9 +90,8 @@ export async function createOperator(
     pin_hash: (await pinHashOf(input.pin)) ?? null,
     pin_failures: 0,
     pin_locked_until: null,
-    home_location_id: null,
-    start_date: null,
-    end_date: null,
+    home_location_id: (await placedAt(trx, auth, 'home_location_id', input.home_location_id, true)) ?? null,
+    ...dates,
   }
   return createResource(trx, auth, operators, fields, 'operator.created')
 }
@@ -87,7 +102,10 @@ export function retrieveOperator(db: Executor, auth: AuthContext, id: string): P
 
 export const listOperators = listService(listOperatorRows, toOperator)
 
-/** Applies a PATCH; a deactivation is an event of its own. */
+/**
+ * Applies a PATCH; a deactivation is an event of its own. A principal held to sites reads every
+ * operator but changes only those homed at its locations: 403 `location_restricted` otherwise.
+ */
 export function updateOperator(
   trx: Trx,
   auth: AuthContext,
@@ -95,8 +113,9 @@ export function updateOperator(
   input: UpdateOperatorBody,
 ): Promise<Operator> {
   return updateResource(trx, auth, operators, id, {
-    changes: async (current) =>
-      changedFields(current, {
+    changes: async (current) => {
+      if (!seesLocation(auth, current.home_location_id)) throw errors.operatorHomedElsewhere(id)
+      return changedFields(current, {
         name: input.name,
         employee_id: input.employee_id,
         is_active: input.is_active === undefined ? undefined : toFlag(input.is_active),
@@ -104,7 +123,13 @@ export function updateOperator(
         pin_hash: await pinHashOf(input.pin),
         // A PIN set or cleared by a manager ends a lockout and its count.
         ...(input.pin === undefined ? {} : { pin_failures: 0, pin_locked_until: null }),
-      }),
+        home_location_id: await placedAt(trx, auth, 'home_location_id', input.home_location_id, false),
+        start_date: input.start_date,
+        end_date: input.end_date,
+      })
+    },
+    check: (updated) =>
+      checkEmploymentDates(updated, input.end_date === undefined ? 'start_date' : 'end_date'),
     afterWrite: async ({ changes, after, previous }) => {
       const { is_active: activeChange, ...attributeChanges } = changes
       // A rename, relink or reactivation is an update. A PATCH that does both emits both, so a

@@ -5,6 +5,7 @@ import type { ScansTable } from '../../db/schema.js'
 import { ownedBy, ownedRowFinder } from '../../db/scope.js'
 import type { Executor, Trx } from '../../db/types.js'
 import { toIso } from '../../lib/time.js'
+import { atDevicesOfSites } from './scan-site-read-model.js'
 import type { ListScansQuery, Scan, ScanFlagReason } from './schemas.js'
 
 export type ScanRow = Selectable<ScansTable>
@@ -36,7 +37,13 @@ function owned(db: Executor, auth: AuthContext) {
     .where((eb) => eb.and(ownedBy(auth)))
 }
 
-export const findScan = ownedRowFinder('scans')
+const findOwnedScan = ownedRowFinder('scans')
+
+/** The caller's scan with this id: for a principal held to sites, only one at a device at its locations. */
+export function findScan(db: Executor, auth: AuthContext, id: string) {
+  if (auth.locationIds === null) return findOwnedScan(db, auth, id)
+  return owned(db, auth).where('id', '=', id).$call(atDevicesOfSites(auth)).executeTakeFirst()
+}
 
 /** The operator's accepted scan nearest in time to `at` within ±window: what a duplicate repeats. */
 export async function findAcceptedScanNear(
@@ -138,6 +145,7 @@ export async function listScanRows(
   take: number,
 ) {
   return owned(db, auth)
+    .$call(atDevicesOfSites(auth))
     .$if(f.operator_id !== undefined, (q) => q.where('operator_id', '=', f.operator_id ?? ''))
     .$if(f.device_id !== undefined, (q) => q.where('device_code', '=', f.device_id ?? ''))
     .$if(f.result !== undefined, (q) => q.where('result', '=', f.result ?? 'flagged'))

@@ -1,5 +1,5 @@
 import { errors } from '../../core/errors.js'
-import type { AuthContext } from '../../core/identity.js'
+import { type AuthContext, seesLocation } from '../../core/identity.js'
 import { instantOf } from '../../core/instants.js'
 import { holdWrites } from '../../db/held-writes.js'
 import type { ReviewStatus, StoredBreak } from '../../db/schema.js'
@@ -13,6 +13,7 @@ import { resolveLocation, timeZoneAt } from '../locations/service.js'
 import { lockOperatorsById, type OperatorRow, resolveOperator } from '../operators/service.js'
 import { assertPeriodOpen } from '../pay-periods/service.js'
 import {
+  atSeenLocations,
   createResource,
   lockResource,
   type ResourceRow,
@@ -57,7 +58,8 @@ export const FUTURE_TOLERANCE_MS = 5 * 60 * 1000
 export const sessions: ResourceStore<SessionRow, Session> = {
   name: 'session',
   prefix: 'ses',
-  find: findSession,
+  // To a principal held to sites, a session elsewhere (or without a location) does not exist.
+  find: atSeenLocations(findSession, (row) => row.location_id),
   insert: insertSession,
   write: updateSessionRow,
   toApi: toSession,
@@ -168,7 +170,7 @@ function intervalOf(session: Placed): { start: number; end: number | null } {
   return { start: session.check_in_at, end: session.check_out_at ?? session.check_in_at + MAX_SHIFT_MS }
 }
 
-/** The id of a session of the operator's record that `session` (not itself) would overlap. */
+/** The session of the operator's record (its id and location) that `session` (not itself) would overlap. */
 function overlappingSession(trx: Trx, auth: AuthContext, session: Placed & { id?: string }) {
   return findOverlappingSession(trx, auth, {
     operatorId: session.operator_id,
@@ -180,12 +182,14 @@ function overlappingSession(trx: Trx, auth: AuthContext, session: Placed & { id?
 }
 
 /**
- * No operator is in two sessions at once: 409 `overlapping_session` naming the other one. Run under
- * the operator's lock, so two concurrent changes cannot both pass it.
+ * No operator is in two sessions at once: 409 `overlapping_session` naming the other one (or
+ * "another session", when the principal is held to sites that session is not at). Run under the
+ * operator's lock, so two concurrent changes cannot both pass it.
  */
 async function refuseOverlap(trx: Trx, auth: AuthContext, session: Placed & { id?: string }) {
   const other = await overlappingSession(trx, auth, session)
-  if (other !== undefined) throw errors.overlappingSession(other)
+  if (other !== undefined)
+    throw errors.overlappingSession(seesLocation(auth, other.location_id) ? other.id : undefined)
 }
 
 /**
@@ -249,7 +253,15 @@ async function namedLocation(
   auth: AuthContext,
   input: { location_id?: string | null; location_name?: string },
 ): Promise<{ id: string; timezone: string } | null | undefined> {
-  if (input.location_id === null) return null
+  if (input.location_id === null) {
+    // A session without a location does not exist for a principal held to sites: it cannot make one.
+    if (auth.locationIds !== null)
+      throw errors.invalidValue(
+        'location_id',
+        'A key or person held to some locations keeps a session at one of them: location_id cannot be null.',
+      )
+    return null
+  }
   if (input.location_id === undefined && input.location_name === undefined) return undefined
   return resolveLocation(trx, auth, { id: input.location_id, name: input.location_name })
 }
@@ -386,7 +398,7 @@ async function lockSessionOperators(trx: Trx, auth: AuthContext, id: string, tar
   const held = new Set<string>()
   const wanted = [target]
   for (;;) {
-    const session = await findSession(trx, auth, id)
+    const session = await sessions.find(trx, auth, id)
     if (!session) throw errors.notFound('session', id)
     if (held.has(session.operator_id)) return
     wanted.push(session.operator_id)

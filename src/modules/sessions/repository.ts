@@ -4,7 +4,7 @@ import { compiled, compiledInsert } from '../../db/compiled.js'
 import { indexedConstant, supportsRowLocks } from '../../db/connection.js'
 import { newestFirst } from '../../db/keyset.js'
 import { type ReviewStatus, type SessionRevisionsTable, type SessionsTable, toFlag } from '../../db/schema.js'
-import { type Owner, ownedBy, ownedRowFinder } from '../../db/scope.js'
+import { atSites, type Owner, ownedBy, ownedRowFinder } from '../../db/scope.js'
 import type { Executor, Trx } from '../../db/types.js'
 import { clock } from '../../lib/clock.js'
 import { newId } from '../../lib/ids.js'
@@ -91,7 +91,7 @@ function visible(db: Executor, auth: AuthContext) {
  */
 function recordOf(db: Executor, owner: Owner, operatorId: string) {
   return undeleted(db, owner)
-    .select('id')
+    .select(['id', 'location_id'])
     .where('operator_id', '=', operatorId)
     .where('review_status', '!=', 'rejected')
 }
@@ -167,9 +167,9 @@ export function overlappingSessionQuery(db: Executor, auth: AuthContext, q: Over
   return overlappingSessions.compile(db, overlapParams(auth, q))
 }
 
-/** The id of a session of the operator's record that overlaps the interval, if any. */
-export async function findOverlappingSession(trx: Trx, auth: AuthContext, q: OverlapQuery) {
-  return (await overlappingSessions.first(trx, overlapParams(auth, q)))?.id
+/** A session of the operator's record that overlaps the interval (its id and location), if any. */
+export function findOverlappingSession(trx: Trx, auth: AuthContext, q: OverlapQuery) {
+  return overlappingSessions.first(trx, overlapParams(auth, q))
 }
 
 /**
@@ -344,7 +344,7 @@ export async function listSessionRows(
   start: SessionPageStart,
   take: number,
 ) {
-  if (start.order === 'created' && isUnfiltered(f)) {
+  if (start.order === 'created' && isUnfiltered(f) && auth.locationIds === null) {
     return listPage.rows(db, {
       accountId: auth.accountId,
       livemode: toFlag(auth.livemode),
@@ -364,6 +364,7 @@ export function filteredSessionsQuery(
   take: number,
 ) {
   const filtered = visible(db, auth)
+    .$call(atSites(auth, 'location_id'))
     .$if(f.operator_id !== undefined, (q) => q.where('operator_id', '=', f.operator_id ?? ''))
     .$if(f.operator_ident !== undefined, (q) => q.where('operator_ident', '=', f.operator_ident ?? ''))
     .$if(f.device_id !== undefined, (q) => q.where('device_code', '=', f.device_id ?? ''))
@@ -456,6 +457,7 @@ export async function sessionEverExisted(db: Executor, auth: AuthContext, id: st
     .select('id')
     .where((eb) => eb.and(ownedBy(auth)))
     .where('id', '=', id)
+    .$call(atSites(auth, 'location_id'))
     .executeTakeFirst()
   return row !== undefined
 }

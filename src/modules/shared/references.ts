@@ -1,5 +1,5 @@
 import { type ApiError, errors } from '../../core/errors.js'
-import type { AuthContext } from '../../core/identity.js'
+import { type AuthContext, seesLocation } from '../../core/identity.js'
 import { type Owner, otherModeOf, ownedBy } from '../../db/scope.js'
 
 /** One reference of a request body to another object: `operator_id`, `device_id` (a code), `location_name`. */
@@ -15,6 +15,11 @@ export interface Reference<Row> {
   ambiguous?: (param: string, value: string) => ApiError
   /** Throws when another param of the request names a different object (`operator_ident` beside `operator_id`). */
   check?: (row: Row) => void
+  /**
+   * Where the object is, for objects that happen at a location (a device's, a location itself):
+   * one at a location the principal does not see is unknown to it, as if it did not exist.
+   */
+  locationOf?: (row: Row) => string | null
 }
 
 /**
@@ -23,14 +28,20 @@ export interface Reference<Row> {
  * of this account (another account's objects are simply unknown).
  */
 export async function resolveReference<Row>(auth: AuthContext, reference: Reference<Row>): Promise<Row> {
-  const { param, value } = reference
-  const [first, second] = await reference.lookup(ownedBy(auth))
+  const { param, value, locationOf } = reference
+  // A principal held to sites sees only what is at its locations, in either mode: what is elsewhere
+  // is neither named nor counted (a name shared with a location it cannot see is not ambiguous).
+  const lookup = async (owner: Owner) => {
+    const rows = await reference.lookup(owner)
+    return locationOf === undefined ? rows : rows.filter((row) => seesLocation(auth, locationOf(row)))
+  }
+  const [first, second] = await lookup(ownedBy(auth))
   if (first && second && reference.ambiguous) throw reference.ambiguous(param, value)
   if (first) {
     reference.check?.(first)
     return first
   }
-  if ((await reference.lookup(otherModeOf(auth))).length > 0) {
+  if ((await lookup(otherModeOf(auth))).length > 0) {
     throw errors.crossModeReference(param, reference.resource, value)
   }
   throw reference.unknown(param, value)

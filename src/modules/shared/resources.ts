@@ -1,5 +1,5 @@
 import { type ApiError, errors } from '../../core/errors.js'
-import type { AuthContext } from '../../core/identity.js'
+import { type AuthContext, seesLocation } from '../../core/identity.js'
 import { isUniqueViolation } from '../../db/connection.js'
 import type { Flag } from '../../db/schema.js'
 import { ownedBy } from '../../db/scope.js'
@@ -32,6 +32,25 @@ export interface ReadableStore<Row, Api extends ApiObject> {
   /** The caller's row; with `lock`, locked for a change (FOR UPDATE on PostgreSQL) so changes queue. */
   find: (db: Executor, auth: AuthContext, id: string, lock?: boolean) => Promise<Row | undefined>
   toApi: (row: Row) => Api
+}
+
+/** A store's `find`: the caller's row with this id, locked with `lock`. */
+export type Finder<Row> = ReadableStore<Row, ApiObject>['find']
+
+/**
+ * A `find` for objects that happen at a location (`locationOf`: a session's, a device's, a location
+ * itself): to a principal held to other locations, or to one held to any when the object has no
+ * location, the row does not exist (decisions.md, "Sites"), so every step built on `find` (a read,
+ * a change, a delete) answers it as a missing id.
+ */
+export function atSeenLocations<Row>(
+  find: Finder<Row>,
+  locationOf: (row: Row) => string | null,
+): Finder<Row> {
+  return async (db, auth, id, lock) => {
+    const row = await find(db, auth, id, lock)
+    return row !== undefined && seesLocation(auth, locationOf(row)) ? row : undefined
+  }
 }
 
 /** How a feature stores one kind of resource: all that the shared steps need of it. */

@@ -32,6 +32,21 @@ export interface SessionPayRow {
   status: string
 }
 
+/**
+ * A principal held to sites sees the timesheet rows of the operators homed at its locations, each
+ * operator whole (at every location: overtime counts every site's hours; decisions.md, "Sites"):
+ * those operators' ids, a subquery of the statement that reads the sessions, so a batch is full
+ * and nothing is left out after it. The subquery reads the account's operators (`operators_scope`),
+ * a small table beside its sessions: no index of its own.
+ */
+function operatorsHomedAt(db: Executor, auth: AuthContext, sites: readonly string[]) {
+  return db
+    .selectFrom('operators')
+    .select('operators.id')
+    .where((eb) => eb.and(ownedBy(auth)))
+    .where('operators.home_location_id', 'in', sites)
+}
+
 /** Where a batch starts: operators after `ident` (or at it, when `inclusive`), in byte order. */
 export interface OperatorBound {
   ident: string
@@ -75,6 +90,9 @@ export function sessionPayRowsQuery(
     .where(sql<boolean>`${workDate} >= ${f.from} and ${workDate} <= ${f.to}`)
     .$if(f.operator_id !== undefined, (q) => q.where('operator_id', '=', f.operator_id ?? ''))
     .$if(f.location_id !== undefined, (q) => q.where('location_id', '=', f.location_id ?? ''))
+    .$if(auth.locationIds !== null, (q) =>
+      q.where('operator_id', 'in', operatorsHomedAt(db, auth, auth.locationIds ?? [])),
+    )
     .where('operator_ident', start.inclusive ? '>=' : '>', start.ident)
     .orderBy('operator_ident')
     .orderBy('work_date')
@@ -198,6 +216,9 @@ export async function countTimesheetEntries(
     .where('s.work_date', '<=', f.to)
     .$if(f.operator_id !== undefined, (q) => q.where('s.operator_id', '=', f.operator_id ?? ''))
     .$if(f.location_id !== undefined, (q) => q.where('s.location_id', '=', f.location_id ?? ''))
+    .$if(auth.locationIds !== null, (q) =>
+      q.where('s.operator_id', 'in', operatorsHomedAt(db, auth, auth.locationIds ?? [])),
+    )
     // Period first: the order of sessions_work_date (work_date, operator_ident), read alone.
     .groupBy([period, sql`s.operator_ident`])
   const row = await db

@@ -15,7 +15,9 @@ import { created, ok } from '../../helpers/world.js'
 const OPERATOR_KEYS = [
   'created',
   'employee_id',
+  'end_date',
   'has_pin',
+  'home_location_id',
   'id',
   'ident',
   'is_active',
@@ -23,6 +25,7 @@ const OPERATOR_KEYS = [
   'name',
   'object',
   'pay_rule_id',
+  'start_date',
   'updated',
 ]
 
