@@ -1,5 +1,4 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { serialize } from 'cookie'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { errors } from '../../core/errors.js'
@@ -7,15 +6,15 @@ import { ref } from '../../core/schemas.js'
 import { sessionTokenOf } from '../../http/auth.js'
 import { perAddressLimit } from '../../http/rate-limit.js'
 import { errorResponses } from '../../http/schemas.js'
+import { clearSessionCookie, endSentSession, setSessionCookie } from '../../http/session-cookie.js'
 import { createMailer } from '../users/mailer.js'
-import { endOneSession, type SignedInPerson, sessionCookieName } from '../users/sessions.js'
+import type { SignedInPerson } from '../users/sessions.js'
 import {
   acceptInvitation,
   changePassword,
   describeSession,
   resetPassword,
   SIGN_INS_PER_MINUTE,
-  type StartedSession,
   sendPasswordReset,
   signIn,
   signOut,
@@ -43,37 +42,8 @@ function answerEmpty(reply: FastifyReply, status: 202 | 204): FastifyReply {
 export function authRoutes(config: { publicUrl: string; smtpUrl: string | undefined; smtpFrom: string }) {
   return async (instance: FastifyInstance): Promise<void> => {
     const app = instance.withTypeProvider<TypeBoxTypeProvider>()
-    const cookieName = sessionCookieName(config.publicUrl)
-    const secure = config.publicUrl.startsWith('https://')
     const mailer = createMailer(config)
     instance.addHook('onClose', async () => mailer?.close())
-
-    /** The cookie of a new session: a new value at every sign-in, readable by no script, sent to this site only. */
-    function setSessionCookie(reply: FastifyReply, session: StartedSession): AuthSession {
-      reply.header(
-        'set-cookie',
-        serialize(cookieName, session.token, {
-          httpOnly: true,
-          sameSite: 'strict',
-          path: '/',
-          secure,
-          expires: new Date(session.expiresAt),
-        }),
-      )
-      reply.header('cache-control', 'no-store')
-      return session.answer
-    }
-
-    /**
-     * A cookie sent with a sign-in is never promoted: when it is a live session's, that session
-     * ends, so a cookie planted before (session fixation) signs nothing in after.
-     */
-    async function endSentSession(request: FastifyRequest): Promise<void> {
-      const token = sessionTokenOf(request)
-      if (!request.person || token === undefined) return
-      await endOneSession(app.db, request.person.sessionId)
-      app.personSessions.forget(token)
-    }
 
     const signedIn = (request: FastifyRequest): SignedInPerson => {
       if (!request.person) throw errors.authentication('Sign in first.')
@@ -109,7 +79,8 @@ export function authRoutes(config: { publicUrl: string; smtpUrl: string | undefi
           ip: request.ip,
         })
         await endSentSession(request)
-        return setSessionCookie(reply, session)
+        setSessionCookie(reply, config.publicUrl, session)
+        return session.answer
       },
     )
 
@@ -151,10 +122,7 @@ export function authRoutes(config: { publicUrl: string; smtpUrl: string | undefi
         await signOut(app.db, person, request.ip)
         const token = sessionTokenOf(request)
         if (token !== undefined) app.personSessions.forget(token)
-        reply.header(
-          'set-cookie',
-          serialize(cookieName, '', { httpOnly: true, sameSite: 'strict', path: '/', secure, maxAge: 0 }),
-        )
+        clearSessionCookie(reply, config.publicUrl)
         return answerEmpty(reply, 204)
       },
     )
@@ -265,7 +233,8 @@ export function authRoutes(config: { publicUrl: string; smtpUrl: string | undefi
           ip: request.ip,
         })
         await endSentSession(request)
-        return setSessionCookie(reply, session)
+        setSessionCookie(reply, config.publicUrl, session)
+        return session.answer
       },
     )
   }
