@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openDatabase } from '../src/db/connection.js'
+import { cliOn, expectFailure, ONE_COMMAND, oneJsonLine, TWO_COMMANDS } from './helpers/cli.js'
 import { createTestDatabase, dialect, type TestDatabase } from './helpers/database.js'
-import { builtScript, killAll, type RunResult, run, START_MS } from './helpers/process.js'
+import { killAll, run } from './helpers/process.js'
 
 /**
  * The scopes a key made without `--scopes` holds ("Keys, modes, scopes" and "People and access"):
@@ -61,32 +62,10 @@ let database: TestDatabase
 const keys: CreatedKey[] = []
 
 /**
- * The CLI built from src/cli.ts (`node dist/src/cli.js …`), on this file's database: what
- * `npm run cli` runs after its build step (`precli`), without npm and that check each time. The first
- * create test runs the documented `npm run cli` itself.
+ * The CLI on this file's database (test/helpers/cli.ts). The first create test runs the documented
+ * `npm run cli` itself.
  */
-function cli(args: string[], env: Record<string, string | undefined> = {}): Promise<RunResult> {
-  return run(process.execPath, [builtScript('cli'), ...args], {
-    env: { DATABASE_URL: database.url, ...env },
-  })
-}
-
-/**
- * The timeouts of tests that run one or two commands: each command may take up to `run`'s
- * START_MS (`migrate` through tsx took over 20 s beside other test files and two busy loops on 2
- * cores), so the default 30 s is not enough even for one.
- */
-const ONE_COMMAND = START_MS + 10_000
-const TWO_COMMANDS = 2 * START_MS + 10_000
-
-/** Parses stdout that must be exactly one line of JSON. */
-function oneJsonLine<T>(result: RunResult): T {
-  expect(result.code, result.stderr).toBe(0)
-  expect(result.stdout.endsWith('\n')).toBe(true)
-  const lines = result.stdout.slice(0, -1).split('\n')
-  expect(lines).toHaveLength(1)
-  return JSON.parse(lines[0] ?? '') as T
-}
+const cli = cliOn(() => database.url)
 
 /** `keys create --account … --mode … [options…] --json`: the key of its one JSON line. */
 async function createdKey(account: string, mode: 'test' | 'live', ...options: string[]): Promise<CreatedKey> {
@@ -101,16 +80,6 @@ function expectSecret(secret: string, mode: 'test' | 'live'): void {
   const random = secret.slice(`sk_${mode}_`.length)
   const bitsPerChar = /^[0-9a-f]+$/.test(random) ? 4 : 6
   expect(random.length * bitsPerChar).toBeGreaterThanOrEqual(128)
-}
-
-/** A failed command: non-zero exit, nothing on stdout, one clear line on stderr without a stack. */
-function expectFailure(result: RunResult, message: RegExp): void {
-  expect(result.code).not.toBe(0)
-  expect(result.code).not.toBeNull()
-  expect(result.stdout).toBe('')
-  expect(result.stderr).toMatch(message)
-  expect(result.stderr.trim().split('\n')).toHaveLength(1)
-  expect(result.stderr).not.toMatch(/^\s+at /m)
 }
 
 beforeAll(async () => {
