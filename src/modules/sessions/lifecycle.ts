@@ -585,11 +585,20 @@ async function assertWorkDatesOpen(
 }
 
 /**
+ * Whether `operatorId`'s work is the principal's own (decisions.md, "Nobody approves their own
+ * work"): a signed-in person whose membership in this account is that operator. A key is no one's.
+ */
+function isOwnWork(auth: AuthContext, operatorId: string | null): boolean {
+  return auth.operatorId !== undefined && auth.operatorId !== null && auth.operatorId === operatorId
+}
+
+/**
  * Approves or rejects a completed session (409 `session_open` while open; `period_closed` in a
  * closed period; `check_out_missing` to approve one without a check-out; a rejection needs a
- * note). A reviewed session may be reviewed again (a rejection overturned). `is_flagged` and
- * `flag_reason` stay: they say how the session came to be. Writes a revision (`approved` /
- * `rejected`) and emits `session.updated` with `previous_attributes`.
+ * note; 403 `self_approval` for the person whose own session it is). A reviewed session may be
+ * reviewed again (a rejection overturned). `is_flagged` and `flag_reason` stay: they say how the
+ * session came to be. Writes a revision (`approved` / `rejected`) and emits `session.updated` with
+ * `previous_attributes`.
  */
 export async function reviewSession(
   trx: Trx,
@@ -606,6 +615,8 @@ export async function reviewSession(
   if (decision === 'approved') await lockSessionOperators(trx, auth, id, undefined)
   return updateResource(trx, auth, sessions, id, {
     changes: async (current) => {
+      // Nobody approves their own work: a person whose membership is this session's operator.
+      if (isOwnWork(auth, current.operator_id)) throw errors.selfApproval()
       if (current.status === 'open') throw errors.sessionOpen(id)
       await assertWorkDatesOpen(trx, auth, current.work_date, current.work_date)
       // Closed for an over-long shift: approving would pay a session nobody knows the end of. A

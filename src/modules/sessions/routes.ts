@@ -110,7 +110,7 @@ export async function sessionRoutes(instance: FastifyInstance): Promise<void> {
             verb === 'approve'
               ? '; a session without a check-out (closed for an over-long shift): 409 `check_out_missing`, set it by PATCH first'
               : ''
-          }. Writes a revision (action \`${decision}\`) and emits \`session.updated\` with \`previous_attributes\`. Scope \`sessions:approve\`, which \`sessions:write\` does not imply.`,
+          }. A signed-in person whose membership is the session's operator: 403 \`self_approval\` (nobody approves their own work). Writes a revision (action \`${decision}\`) and emits \`session.updated\` with \`previous_attributes\`. Scope \`sessions:approve\`, which \`sessions:write\` does not imply.`,
           params: IdParams,
           body,
           response: { 200: ref(Session, `The session, ${decision}.`), ...errorResponses(409) },
