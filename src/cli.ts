@@ -1,6 +1,6 @@
 import fs from 'node:fs'
 import { parseArgs } from 'node:util'
-import { ConfigError, loadConfig } from './config.js'
+import { type Config, ConfigError, loadConfig } from './config.js'
 import { ApiError } from './core/errors.js'
 import { openServiceDatabase } from './db/connection.js'
 import { migrateToLatest } from './db/migrate.js'
@@ -16,6 +16,14 @@ import {
   revokeKey,
   setKeyLabel,
 } from './modules/keys/service.js'
+import { createMailer } from './modules/users/mailer.js'
+import { isRole, ROLES, type Role } from './modules/users/roles.js'
+import {
+  CLI_CHANGE,
+  inviteFromCommandLine,
+  mailInvitation,
+  resetLinkFromCommandLine,
+} from './modules/users/service.js'
 
 const USAGE = `Usage: npm run --silent cli -- <command>
 
@@ -28,6 +36,14 @@ Commands:
   keys list [--json]               list keys (never their secrets)
   keys label <id> <text>           set a key's label (at most ${MAX_KEY_LABEL_LENGTH} characters; "" clears it)
   keys revoke <id>                 revoke a key (effective within 5 s in running servers)
+  users invite --account <name> --email <e> --role ${ROLES.join('|')} [--locations loc_a,loc_b]
+               [--name <text>] [--json]
+                                   invite a person to the account (made if new); the link is shown
+                                   only here (and e-mailed with SMTP_URL); --locations holds them to
+                                   those locations (of either mode)
+  users reset-password --email <e> [--json]
+                                   a link that sets the person's password (valid 1 hour), to hand
+                                   to them when the service sends no e-mail
   serve                            serve the API (same as npm start)
   worker                           deliver webhooks in this process (run the API with WORKER=off)
   backup <file>                    SQLite: copy the database into a new file while the service runs
@@ -50,6 +66,9 @@ async function main(argv: string[]): Promise<void> {
       locations: { type: 'string' },
       'expires-at': { type: 'string' },
       label: { type: 'string' },
+      email: { type: 'string' },
+      role: { type: 'string' },
+      name: { type: 'string' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -67,10 +86,11 @@ async function main(argv: string[]): Promise<void> {
 
   // Arguments are checked before the database is touched: a usage error needs no database.
   const task = databaseTask(command, sub, arg, values, positionals)
-  const { db } = openServiceDatabase(loadConfig())
+  const config = loadConfig()
+  const { db } = openServiceDatabase(config)
   try {
     await migrateToLatest(db)
-    await task(db)
+    await task(db, config)
   } finally {
     await db.destroy()
   }
@@ -83,6 +103,9 @@ type Options = {
   locations?: string
   'expires-at'?: string
   label?: string
+  email?: string
+  role?: string
+  name?: string
   json?: boolean
 }
 
@@ -92,7 +115,7 @@ function databaseTask(
   arg: string | undefined,
   values: Options,
   positionals: string[],
-): (db: Db) => Promise<void> {
+): (db: Db, config: Config) => Promise<void> {
   if (command === 'migrate') return async () => console.log('Database is up to date.')
   if (command === 'keys' && sub === 'create') {
     const input = {
@@ -154,7 +177,59 @@ function databaseTask(
       console.log(values.json ? JSON.stringify({ id, revoked: true }) : `Revoked ${id}.`)
     }
   }
+  if (command === 'users' && sub === 'invite') {
+    const email = parseEmail(values.email)
+    const input = {
+      account: required(values.account, '--account'),
+      email,
+      role: parseRole(values.role),
+      name: values.name === undefined ? email.slice(0, email.indexOf('@')) : parseName(values.name),
+      locationIds: values.locations === undefined ? null : parseLocations(values.locations),
+    }
+    return async (db, config) => {
+      const { user, accountId } = await inviteFromCommandLine(db, config.publicUrl, input).catch(asUsageError)
+      const mailer = createMailer(config)
+      if (mailer) {
+        // The invitation stands and its link is printed whatever the mail server does.
+        await mailInvitation(db, mailer, accountId, user, CLI_CHANGE.actor)
+          .catch((error: unknown) =>
+            console.error(
+              `The invitation could not be e-mailed (${errorText(error)}); hand over the link below.`,
+            ),
+          )
+          .finally(() => mailer.close())
+      }
+      const { invite_url, ...shown } = user
+      console.log(
+        values.json
+          ? JSON.stringify({ user: shown, invite_url })
+          : `Invited ${user.email} to ${input.account} as ${user.role} (${user.id}). Their link (valid 7 days, shown once):\n${invite_url}`,
+      )
+    }
+  }
+  if (command === 'users' && sub === 'reset-password') {
+    const email = parseEmail(values.email)
+    return async (db, config) => {
+      const url = await resetLinkFromCommandLine(db, config.publicUrl, email)
+      if (url === undefined) throw new UsageError(`No person has the e-mail ${email}.`)
+      console.log(
+        values.json
+          ? JSON.stringify({ reset_url: url })
+          : `A link that sets the password of ${email} (valid 1 hour, shown once; it voids earlier ones):\n${url}`,
+      )
+    }
+  }
   throw new UsageError(`Unknown command: ${positionals.join(' ')}\n\n${USAGE}`)
+}
+
+/** A refusal of the service (an e-mail in use, an unknown location) is the caller's mistake: a usage error. */
+function asUsageError(error: unknown): never {
+  if (error instanceof ApiError && error.status < 500) throw new UsageError(error.message)
+  throw error
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
 }
 
 /**
@@ -243,6 +318,25 @@ function parseLocations(value: string): string[] {
   if (ids.some((id) => id === ''))
     throw new UsageError('--locations is a comma-separated list of location ids (loc_…), none empty.')
   return ids
+}
+
+function parseEmail(value: string | undefined): string {
+  const email = required(value, '--email')
+  if (!/^[^\s@]+@[^\s@]+$/.test(email) || email.length > 254)
+    throw new UsageError(`--email must be an e-mail address, e.g. ada@example.com.`)
+  return email
+}
+
+function parseRole(value: string | undefined): Role {
+  const role = required(value, '--role')
+  if (!isRole(role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}.`)
+  return role
+}
+
+function parseName(value: string): string {
+  const name = value.trim()
+  if (name === '' || [...name].length > 200) throw new UsageError('--name has 1 to 200 characters.')
+  return name
 }
 
 function parseLabel(value: string): string | null {

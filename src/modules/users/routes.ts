@@ -60,11 +60,12 @@ export function userRoutes(config: Pick<Config, 'publicUrl' | 'smtpUrl' | 'smtpF
      */
     const emailInvitation = (request: FastifyRequest, user: UserWithInviteUrl, change: Change) => {
       if (!mailer) return
-      mailInvitation(app.db, mailer, requireAuth(request), user, change.actor).catch((error: unknown) =>
-        request.log.warn(
-          { user_id: user.id, error: error instanceof Error ? error.message : String(error) },
-          'the invitation could not be e-mailed; its link is in the answer',
-        ),
+      mailInvitation(app.db, mailer, requireAuth(request).accountId, user, change.actor).catch(
+        (error: unknown) =>
+          request.log.warn(
+            { user_id: user.id, error: error instanceof Error ? error.message : String(error) },
+            'the invitation could not be e-mailed; its link is in the answer',
+          ),
       )
     }
 

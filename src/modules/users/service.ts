@@ -3,7 +3,7 @@ import type { AuthContext } from '../../core/identity.js'
 import type { Db, Executor, Trx } from '../../db/types.js'
 import { clock } from '../../lib/clock.js'
 import { newId } from '../../lib/ids.js'
-import { ensureAccount, findOwnAccount, storedLocationIds } from '../keys/service.js'
+import { accountNames, ensureAccount, storedLocationIds } from '../keys/service.js'
 import { ownedLocationIds } from '../locations/service.js'
 import { resolveOperator } from '../operators/service.js'
 import { type Actor, type AuditType, recordAudit } from './audit.js'
@@ -175,18 +175,18 @@ export async function reinviteUser(
 export async function mailInvitation(
   db: Executor,
   mailer: Mailer,
-  auth: AuthContext,
+  accountId: string,
   user: UserWithInviteUrl,
   inviter: Actor,
 ): Promise<void> {
-  const account = await findOwnAccount(db, auth)
+  const account = (await accountNames(db, [accountId])).get(accountId) ?? accountId
   await mailer.send({
     to: user.email,
-    subject: `You are invited to ${account.name}`,
+    subject: `You are invited to ${account}`,
     text: [
       `Hello ${user.name},`,
       '',
-      `${inviter.name ?? 'An owner'} invited you to the account "${account.name}" of the attendance service, as ${user.role}. To accept, open this link within 7 days:`,
+      `${inviter.type === 'user' && inviter.name !== null ? `${inviter.name} invited you` : 'You are invited'} to the account "${account}" of the attendance service, as ${user.role}. To accept, open this link within 7 days:`,
       '',
       user.invite_url,
       '',
@@ -340,14 +340,17 @@ function serviceAuth(accountId: string): AuthContext {
   return { principalId: 'service', accountId, livemode: false, locationIds: null }
 }
 
-/** `cli users invite`: an invitation to the named account (made when new, as `keys create` does). */
+/**
+ * `cli users invite`: an invitation to the named account (made when new, as `keys create` does),
+ * made by the service itself; answers the account's id beside it, for the e-mail.
+ */
 export async function inviteFromCommandLine(
   db: Db,
   publicUrl: string,
   input: { account: string; email: string; name: string; role: Role; locationIds: readonly string[] | null },
-): Promise<UserWithInviteUrl> {
+): Promise<{ user: UserWithInviteUrl; accountId: string }> {
   const accountId = await ensureAccount(db, input.account)
-  return db.transaction().execute((trx) =>
+  const user = await db.transaction().execute((trx) =>
     inviteUser(
       trx,
       serviceAuth(accountId),
@@ -361,6 +364,7 @@ export async function inviteFromCommandLine(
       publicUrl,
     ),
   )
+  return { user, accountId }
 }
 
 /**

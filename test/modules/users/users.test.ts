@@ -1,3 +1,5 @@
+import type { AddressInfo } from 'node:net'
+import { SMTPServer } from 'smtp-server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { hashSecret } from '../../../src/modules/keys/service.js'
 import { SESSION_CACHE_TTL_MS } from '../../../src/modules/users/sessions.js'
@@ -10,6 +12,7 @@ import {
   type Location,
   type Operator,
   uniq,
+  waitUntil,
 } from '../../helpers/assertions.js'
 import { useTestClock } from '../../helpers/clock.js'
 import {
@@ -20,6 +23,7 @@ import {
   type SignedIn,
   signIn,
 } from '../../helpers/people.js'
+import { freePort } from '../../helpers/process.js'
 import { created, ok } from '../../helpers/world.js'
 
 interface User {
@@ -544,5 +548,113 @@ describe('people of an account: /v1/users', () => {
         'type',
       )
     })
+  })
+})
+
+/** A mail server of the test's own: every message it receives, its recipients and text body. */
+async function startMailbox() {
+  const mails: Array<{ to: string[]; raw: string; text: string }> = []
+  const server = new SMTPServer({
+    // Plain SMTP on loopback: no STARTTLS (a self-signed certificate nodemailer would refuse), no login.
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    logger: false,
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = []
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk))
+      stream.on('end', () => {
+        const raw = Buffer.concat(chunks).toString('utf8')
+        mails.push({ to: session.envelope.rcptTo.map((r) => r.address), raw, text: bodyText(raw) })
+        callback()
+      })
+    },
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.server.address() as AddressInfo
+  return {
+    url: `smtp://127.0.0.1:${port}`,
+    mails,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  }
+}
+
+/** A single-part message's body, quoted-printable decoded (how nodemailer sends long lines). */
+function bodyText(raw: string): string {
+  const [head = '', ...rest] = raw.split('\r\n\r\n')
+  const body = rest.join('\r\n\r\n')
+  if (!/content-transfer-encoding:\s*quoted-printable/i.test(head)) return body
+  return Buffer.from(
+    body
+      .replace(/=\r\n/g, '')
+      .replace(/=([0-9A-F]{2})/gi, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16))),
+    'latin1',
+  ).toString('utf8')
+}
+
+describe('invitations by e-mail (SMTP_URL)', () => {
+  let t: TestApp
+  let mailbox: Awaited<ReturnType<typeof startMailbox>>
+
+  beforeAll(async () => {
+    mailbox = await startMailbox()
+    t = await buildTestApp({ smtpUrl: mailbox.url, smtpFrom: 'Attendance <attendance@example.com>' })
+  })
+  afterAll(async () => {
+    await t.close()
+    await mailbox.close()
+  })
+
+  it('e-mails the invitation and each new link to the person, once per create (not again on a replay)', async () => {
+    const owner = await createPerson(t, { role: 'owner', name: 'Olive Owner' })
+    const api = (await signIn(t, owner)).client(owner.accountId)
+    const email = `${uniq('mail')}@example.com`
+    const body = { email, name: 'Mia Mail', role: 'viewer', location_ids: null }
+    const headers = { 'idempotency-key': uniq('invite') }
+    const user = await created(api.post<Invited>('/v1/users', body, headers))
+    const mail = await waitUntil(
+      () => mailbox.mails.find((m) => m.to.includes(email)),
+      (found) => found !== undefined,
+    )
+    expect(mail.raw).toMatch(new RegExp(`^Subject: You are invited to ${owner.account}`, 'm'))
+    expect(mail.raw).toMatch(/^From: Attendance <attendance@example\.com>/m)
+    expect(mail.text).toContain(user.invite_url)
+    expect(mail.text).toContain('Olive Owner invited you')
+    // A replay answers the stored invitation and sends nothing.
+    expect((await api.post('/v1/users', body, headers)).headers['idempotent-replayed']).toBe('true')
+    const again = await ok(api.post<Invited>(`/v1/users/${user.id}/invite`))
+    await waitUntil(
+      () => mailbox.mails.filter((m) => m.to.includes(email)),
+      (found) => found.length === 2,
+    )
+    const second = mailbox.mails.filter((m) => m.to.includes(email))[1]
+    expect(second?.text).toContain(again.invite_url)
+  })
+
+  it('a mail server that does not answer fails no invitation: the link is in the answer, the failure logged without it', async () => {
+    const lines: string[] = []
+    const down = await buildTestApp(
+      { smtpUrl: `smtp://127.0.0.1:${await freePort()}`, logLevel: 'warn' },
+      { database: t.database, logStream: { write: (line) => lines.push(line) } },
+    )
+    try {
+      const owner = await createPerson(down, { role: 'owner' })
+      const api = (await signIn(down, owner)).client(owner.accountId)
+      const user = await created(
+        api.post<Invited>('/v1/users', {
+          email: `${uniq('down')}@example.com`,
+          name: 'Dan Down',
+          role: 'viewer',
+          location_ids: null,
+        }),
+      )
+      const failure = await waitUntil(
+        () => lines.find((line) => line.includes('could not be e-mailed')),
+        (line) => line !== undefined,
+      )
+      expect(failure).toContain(user.id)
+      expect(lines.join('')).not.toContain(tokenOf(user.invite_url))
+      expect(user.invite_url).toMatch(/\/console\/accept-invite#token=/)
+    } finally {
+      await down.app.close()
+    }
   })
 })
