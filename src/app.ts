@@ -31,6 +31,7 @@ import { payRuleRoutes } from './modules/pay-rules/routes.js'
 import { scanRoutes } from './modules/scans/routes.js'
 import { sessionRoutes } from './modules/sessions/routes.js'
 import { ForgottenCheckOutSweep } from './modules/sessions/sweep.js'
+import { ssoRoutes } from './modules/sso/routes.js'
 import { timesheetRoutes } from './modules/timesheets/routes.js'
 import { userRoutes } from './modules/users/routes.js'
 import { PersonSessions } from './modules/users/sessions.js'
@@ -162,6 +163,7 @@ export async function buildApp({ config, db, redis, logStream }: AppDependencies
   await app.register(authRoutes(config))
   await app.register(userRoutes(config))
   await app.register(apiKeyRoutes)
+  await app.register(ssoRoutes({ oidc: config.oidc, publicUrl: config.publicUrl }))
   await app.register(consoleRoutes)
 
   // Resends are sent from the API process itself, whether or not it runs the worker.

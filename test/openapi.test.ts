@@ -39,8 +39,10 @@ interface Document {
 
 const toTemplate = (url: string) => url.replace(/:([A-Za-z_]+)/g, '{$1}')
 const BODY_METHODS = ['POST', 'PATCH', 'DELETE']
-/** The /v1 routes served without a key: the document itself, and pairing a device with its code. */
-const PUBLIC_PATHS = ['/v1/openapi.json', '/v1/device-pairings']
+/** A browser's navigations (sign-in with SSO), public, whose one success is a redirect (302), not a 2xx. */
+const SSO_PATHS = ['/v1/auth/sso/start', '/v1/auth/sso/callback']
+/** The /v1 routes served without a key: the document itself, pairing a device with its code, SSO. */
+const PUBLIC_PATHS = ['/v1/openapi.json', '/v1/device-pairings', ...SSO_PATHS]
 /** The POSTs that run through the idempotent create runner. */
 const IDEMPOTENT = [
   'POST /v1/operators',
@@ -155,7 +157,7 @@ describe('the OpenAPI document', () => {
       if (IDEMPOTENT.includes(where)) expected.push('409')
       expect(statuses, where).toEqual(expect.arrayContaining(expected))
       expect(
-        statuses.filter((s) => s.startsWith('2')),
+        statuses.filter((s) => s.startsWith(SSO_PATHS.includes(path) ? '3' : '2')),
         where,
       ).toHaveLength(1)
       for (const status of statuses.filter((s) => Number(s) >= 400)) {
@@ -199,7 +201,9 @@ describe('the OpenAPI document', () => {
         (p) => p.$ref === '#/components/parameters/IdempotencyKey',
       )
       expect(has, `${method} ${path}`).toBe(IDEMPOTENT.includes(`${method} ${path}`))
-      const success = Object.entries(operation.responses).find(([s]) => s.startsWith('2'))?.[1]
+      const success = Object.entries(operation.responses).find(([s]) =>
+        s.startsWith(SSO_PATHS.includes(path) ? '3' : '2'),
+      )?.[1]
       expect(success?.headers?.['X-Request-Id'], `${method} ${path}`).toEqual({
         $ref: '#/components/headers/X-Request-Id',
       })

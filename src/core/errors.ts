@@ -33,6 +33,7 @@ export const ERROR_CODES = {
   missing_account: { type: 'bad_request', status: 400 },
   missing_mode: { type: 'bad_request', status: 400 },
   invalid_credentials: { type: 'authentication_error', status: 401 },
+  sso_failed: { type: 'authentication_error', status: 401 },
   missing_scope: { type: 'insufficient_scope', status: 403 },
   device_mismatch: { type: 'insufficient_scope', status: 403 },
   location_restricted: { type: 'insufficient_scope', status: 403 },
@@ -204,6 +205,9 @@ export const errors = {
       'sso_user_unknown',
       'No person with this verified e-mail is invited to or active in an account here; ask an owner for an invitation.',
     ),
+  /** A sign-in by SSO that cannot complete; `reason` is for the log (the browser sees the code). */
+  ssoFailed: (reason: string) =>
+    coded('sso_failed', `The sign-in with SSO did not complete: ${reason}. Start it again.`),
   missingAccount: () =>
     coded(
       'missing_account',

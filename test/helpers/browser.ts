@@ -1,41 +1,16 @@
-import fs from 'node:fs'
 import path from 'node:path'
 import axe from 'axe-core'
-import { type Browser, chromium, type Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, expect } from 'vitest'
 import type { Config } from '../../src/config.js'
 import { setKeyLabel } from '../../src/modules/keys/service.js'
 import type { TestApp } from './app.js'
+import { launchChromium } from './chromium.js'
 import { buildConsoleTestApp, consolePage, listen, signIn } from './console.js'
 import { dialect } from './database.js'
 import { ROOT } from './process.js'
 
-/** Debian's Chromium: playwright-core drives it, and never downloads a browser of its own. */
-export const CHROMIUM = '/usr/bin/chromium'
-
-/**
- * Whether browser tests run. Without Chromium they are skipped with a message, unless
- * REQUIRE_CHROMIUM=1 (as in .ci/run), where a missing browser fails the run.
- */
-export function chromiumAvailable(): boolean {
-  if (fs.existsSync(CHROMIUM)) return true
-  if (process.env.REQUIRE_CHROMIUM === '1') {
-    throw new Error(`REQUIRE_CHROMIUM=1 but ${CHROMIUM} is missing: apt-get install -y chromium`)
-  }
-  console.warn(
-    `${CHROMIUM} is missing: the console's browser tests are skipped (apt-get install -y chromium).`,
-  )
-  return false
-}
-
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    // Containers run tests as root (no sandbox possible) with a small /dev/shm.
-    args: ['--no-sandbox', '--disable-dev-shm-usage'],
-  })
-}
+export { CHROMIUM, chromiumAvailable, launchChromium } from './chromium.js'
 
 export const VIEWPORT = { width: 1280, height: 800 }
 

@@ -144,10 +144,10 @@ export async function signIn(
 }
 
 /**
- * The new session of a person who proved who they are (a password, an accepted invitation): the
- * session, each active membership's `last_sign_in_at`, a `sign_in` entry in each of those accounts.
+ * The new session of a person who proved who they are (a password, an accepted invitation, SSO):
+ * the session, each active membership's `last_sign_in_at`, a `sign_in` entry in each of those accounts.
  */
-async function openSession(
+export async function openSession(
   trx: Executor,
   sessions: PersonSessions,
   person: PersonRow,
