@@ -9,6 +9,7 @@ import { createRateLimitRedis } from './http/rate-limit.js'
 import { stopWhenLauncherExits } from './lib/parent-watch.js'
 import { withoutPassword } from './lib/url.js'
 import { type CreatedKey, countAccounts, createKey } from './modules/keys/service.js'
+import { ownerSetUpLink } from './modules/users/service.js'
 
 export interface StartOptions {
   /** Where each failed attempt to reach the database is logged. */
@@ -19,17 +20,20 @@ export interface StartOptions {
 
 /**
  * Opens the database, migrates it and builds the app, as `npm start` and `cli serve` do. On an
- * empty database it creates the `default` account and one test key labelled `first key`, returned
- * for printing. A database it cannot reach is tried again (`openReachableDatabase`).
+ * empty database it creates the `default` account and one test key labelled `first key`; while no
+ * person exists, each start issues the owner's set-up link of that account (decisions.md, "Owner
+ * set-up"), voiding the one an earlier start issued. Both are returned for handing over. A
+ * database it cannot reach is tried again (`openReachableDatabase`).
  */
 export async function startApp(config: Config, options: StartOptions = {}) {
   const db = await openReachableDatabase(config, options)
   let firstKey: CreatedKey | undefined
   if ((await countAccounts(db)) === 0)
     firstKey = await createKey(db, { account: 'default', mode: 'test', label: 'first key' })
+  const ownerLink = await ownerSetUpLink(db, config.publicUrl)
   const redis = config.redisUrl ? createRateLimitRedis(config.redisUrl) : undefined
   const app = await buildApp({ config, db, redis })
-  return { app, firstKey }
+  return { app, firstKey, ownerLink }
 }
 
 /**

@@ -37,7 +37,7 @@ export async function serve(): Promise<void> {
   onStop(async () => {
     await starting?.close()
   })
-  const { app, firstKey } = await startApp(config, {
+  const { app, firstKey, ownerLink } = await startApp(config, {
     log,
     onUnreachable: async () => {
       starting ??= await listenWhileStarting({
@@ -75,8 +75,10 @@ export async function serve(): Promise<void> {
     await app.close()
   })
   // The key is handed over before listening: a start that then fails to listen (port in use) has
-  // already stored it, and the next start will not make another one.
+  // already stored it, and the next start will not make another one. The owner's link likewise
+  // (the next start, still without a person, would issue a new one).
   const shown = firstKey ? handOverFirstKey(firstKey, config, log) : undefined
+  if (ownerLink) handOverOwnerLink(ownerLink, config, log)
   // The port the waiting listener held (PORT=0 picked it), taken over by the app.
   await starting?.close()
   await app.listen({ port: starting?.port ?? config.port, host: config.host }).catch((error: unknown) => {
@@ -109,17 +111,46 @@ function handOverFirstKey(key: CreatedKey, config: Config, log: Logger): 'termin
     return 'terminal'
   }
   const file = path.resolve(config.firstKeyFile)
-  fs.mkdirSync(path.dirname(file), { recursive: true })
-  // Written to a new file, created 0600, then renamed over any file an earlier database left: an
-  // existing file written in place would keep its own permissions.
-  const written = `${file}.${process.pid}.tmp`
-  fs.writeFileSync(written, `${key.secret}\n`, { mode: 0o600, flag: 'wx' })
-  fs.renameSync(written, file)
+  writeOwnerOnly(file, key.secret)
   log.info(
     { file, key_id: key.id },
     `created account "default" and a test-mode API key; the key is in ${file} (readable by this user only)`,
   )
   return 'file'
+}
+
+/**
+ * The owner's set-up link (a new one at each start while no person exists), handed over as the
+ * first key is: printed on a terminal, else written to `owner-link.txt` beside FIRST_KEY_FILE
+ * (0600; the key file keeps the key alone, as scripts read it) with one log line saying where.
+ */
+function handOverOwnerLink(link: string, config: Config, log: Logger): void {
+  if (process.stdout.isTTY) {
+    console.log(
+      `Make yourself the owner of account "default": open this one-time link (valid 7 days; each start makes a new one until someone has):\n  ${link}`,
+    )
+    return
+  }
+  const file = path.join(path.dirname(path.resolve(config.firstKeyFile)), OWNER_LINK_FILE)
+  writeOwnerOnly(file, link)
+  log.info(
+    { file },
+    `nobody can sign in yet; the link that makes the owner of account "default" is in ${file} (readable by this user only, valid 7 days)`,
+  )
+}
+
+/** Beside FIRST_KEY_FILE: where a start without a terminal writes the owner's set-up link. */
+export const OWNER_LINK_FILE = 'owner-link.txt'
+
+/**
+ * Writes a secret to a new file created 0600, then renames it over any file an earlier start left:
+ * an existing file written in place would keep its own permissions.
+ */
+function writeOwnerOnly(file: string, secret: string): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true })
+  const written = `${file}.${process.pid}.tmp`
+  fs.writeFileSync(written, `${secret}\n`, { mode: 0o600, flag: 'wx' })
+  fs.renameSync(written, file)
 }
 
 /**
