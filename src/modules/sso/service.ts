@@ -146,7 +146,9 @@ export async function createSsoClient(
 
 function discover(settings: OidcSettings): Promise<oidc.Configuration> {
   const issuer = new URL(settings.issuer)
-  return oidc.discovery(issuer, settings.clientId, settings.clientSecret, undefined, {
+  // client_secret_basic: what OpenID Connect registers a client with unless told otherwise.
+  const authentication = oidc.ClientSecretBasic(settings.clientSecret)
+  return oidc.discovery(issuer, settings.clientId, undefined, authentication, {
     timeout: PROVIDER_TIMEOUT_S,
     // openid-client speaks only https, rightly: the code, the tokens and the client secret cross
     // this connection. A provider on this machine (the tests' oidc-provider, a developer's) has no
