@@ -3,8 +3,7 @@ import { newestFirst } from '../../db/keyset.js'
 import type { AuditLogTable } from '../../db/schema.js'
 import type { Executor } from '../../db/types.js'
 import { toIso } from '../../lib/time.js'
-import type { AuditType } from './audit.js'
-import type { AuditEntry } from './schemas.js'
+import type { AuditEntry, AuditType } from './schemas.js'
 
 export async function insertAuditEntry(db: Executor, row: Insertable<AuditLogTable>): Promise<void> {
   await db.insertInto('audit_log').values(row).execute()

@@ -2,23 +2,9 @@ import type { Executor } from '../../db/types.js'
 import { clock } from '../../lib/clock.js'
 import { newId } from '../../lib/ids.js'
 import { insertAuditEntry } from './audit-repository.js'
+import type { AuditType } from './schemas.js'
 
-/** What the audit log records (decisions.md, "Audit log"); never a token, password or secret. */
-export const AUDIT_TYPES = [
-  'sign_in',
-  'sign_in_failed',
-  'sign_out',
-  'password_changed',
-  'password_reset',
-  'user_invited',
-  'user_updated',
-  'user_deactivated',
-  'user_reactivated',
-  'key_created',
-  'key_revoked',
-  'sso_linked',
-] as const
-export type AuditType = (typeof AUDIT_TYPES)[number]
+export type { AuditType }
 
 /** Who did it: a key (its label), a person (their name), a device (its code), or the service itself (the CLI). */
 export interface Actor {

@@ -1,6 +1,5 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import type { Config } from '../../config.js'
 import { errors } from '../../core/errors.js'
 import { IdParams, listEnvelope, ref } from '../../core/schemas.js'
 import { requireAuth } from '../../http/auth.js'
@@ -38,7 +37,7 @@ const tags = ['Users']
  * Owners only: `users:*` is no key's scope and no other role's, and a person held to sites is
  * refused (`account-wide`).
  */
-export function userRoutes(config: Pick<Config, 'publicUrl' | 'smtpUrl' | 'smtpFrom'>) {
+export function userRoutes(config: { publicUrl: string; smtpUrl: string | undefined; smtpFrom: string }) {
   return async (instance: FastifyInstance): Promise<void> => {
     const app = instance.withTypeProvider<TypeBoxTypeProvider>()
     const mailer = createMailer(config)

@@ -1,6 +1,5 @@
 import { type Static, Type } from 'typebox'
 import { paginationQuery, Timestamp } from '../../core/schemas.js'
-import { AUDIT_TYPES, type AuditType } from './audit.js'
 import { ROLES, type Role } from './roles.js'
 
 const role = Type.Unsafe<Role>({
@@ -99,6 +98,23 @@ export const ListUsersQuery = Type.Object(
   { additionalProperties: false },
 )
 export type ListUsersQuery = Static<typeof ListUsersQuery>
+
+/** What the audit log records (decisions.md, "Audit log"); never a token, password or secret. */
+export const AUDIT_TYPES = [
+  'sign_in',
+  'sign_in_failed',
+  'sign_out',
+  'password_changed',
+  'password_reset',
+  'user_invited',
+  'user_updated',
+  'user_deactivated',
+  'user_reactivated',
+  'key_created',
+  'key_revoked',
+  'sso_linked',
+] as const
+export type AuditType = (typeof AUDIT_TYPES)[number]
 
 const auditType = Type.Unsafe<AuditType>({ type: 'string', enum: [...AUDIT_TYPES] })
 
