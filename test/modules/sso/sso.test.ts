@@ -75,7 +75,7 @@ interface SsoOutcome {
   page: Page
   callbackUrl: string
   location: string
-  /** The pending sign-in's cookie as the callback received it. */
+  /** The pending sign-in's cookie as the start set it (a replay puts it back). */
   stateCookie: Cookie
 }
 
