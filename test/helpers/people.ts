@@ -176,7 +176,7 @@ export function signedInFrom(t: TestApp, res: ApiResponse<AuthSessionAnswer>): S
 }
 
 /** An ApiClient without a key that adds fixed headers (a signed-in browser's) to each request. */
-class HeaderClient extends ApiClient {
+export class HeaderClient extends ApiClient {
   constructor(
     t: TestApp,
     private readonly fixed: Record<string, string>,

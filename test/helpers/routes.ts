@@ -1,5 +1,6 @@
 import diagnostics from 'node:diagnostics_channel'
 import type { FastifyInstance, HTTPMethods } from 'fastify'
+import type { SiteRule } from '../../src/http/auth.js'
 import type { Scope } from '../../src/modules/keys/scopes.js'
 
 /** One route as the app registered it. */
@@ -13,6 +14,10 @@ export interface RegisteredRoute {
   public: boolean
   /** `config.deviceKey`: whether a device key may call it (`also`, `only`) or not (undefined). */
   deviceKey: 'also' | 'only' | undefined
+  /** `config.sites`: what a principal held to some locations may do there. */
+  sites: SiteRule | undefined
+  /** `config.signedIn`: a route of the signed-in person (a session cookie), not of an account. */
+  signedIn: boolean
 }
 
 const routesByApp = new WeakMap<FastifyInstance, RegisteredRoute[]>()
@@ -29,6 +34,8 @@ diagnostics.subscribe('fastify.initialization', (message) => {
       scope?: Scope | Scope[]
       public?: boolean
       deviceKey?: 'also' | 'only'
+      sites?: SiteRule
+      signedIn?: boolean
     }
     for (const method of [route.method].flat()) {
       routes.push({
@@ -37,6 +44,8 @@ diagnostics.subscribe('fastify.initialization', (message) => {
         scope: config.scope,
         public: config.public === true,
         deviceKey: config.deviceKey,
+        sites: config.sites,
+        signedIn: config.signedIn === true,
       })
     }
   })
