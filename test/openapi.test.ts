@@ -56,6 +56,7 @@ const IDEMPOTENT = [
   'POST /v1/webhook-endpoints/{id}/send-test',
   'POST /v1/pay-periods',
   'POST /v1/pay-rules',
+  'POST /v1/api-keys',
   'POST /v1/users',
 ]
 const RESOURCE_SCHEMAS = [

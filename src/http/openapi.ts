@@ -2,6 +2,7 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
 import { type TSchema, Type } from 'typebox'
+import * as actors from '../modules/actors/schemas.js'
 import * as auth from '../modules/auth/schemas.js'
 import * as devices from '../modules/devices/schemas.js'
 import * as events from '../modules/events/schemas.js'
@@ -55,6 +56,7 @@ const MODULE_SCHEMAS: Array<{ COMPONENT_SCHEMAS: TSchema[] }> = [
   events,
   webhooks,
   keys,
+  actors,
   auth,
   users,
 ]
@@ -114,7 +116,8 @@ const TAGS = [
   },
   {
     name: 'API keys',
-    description: "The account's keys for integrations, made and revoked by its owners (never a secret but once).",
+    description:
+      "The account's keys for integrations, made and revoked by its owners (never a secret but once).",
   },
   {
     name: 'Users',

@@ -44,8 +44,8 @@ function StatusLine({ session }: { session: Session }) {
 }
 
 /**
- * Who reviewed the session: the label of the key of its latest approve or reject (the history
- * names it), else the key's id; nothing yet while the history is read.
+ * Who reviewed the session: the actor of its latest approve or reject (the history names the
+ * person or the key), else the id in `reviewed_by`; nothing yet while the history is read.
  */
 function reviewerOf(session: Session, revisions: PagedList<SessionRevision>): string {
   if (session.reviewed_by === null) return '—'
@@ -55,7 +55,7 @@ function reviewerOf(session: Session, revisions: PagedList<SessionRevision>): st
       revision.key_id === session.reviewed_by,
   )
   if (review) return actorOf(review)
-  return revisions.loading ? '…' : `key ${session.reviewed_by}`
+  return revisions.loading ? '…' : session.reviewed_by
 }
 
 function Fields({ rows }: { rows: Array<[string, ComponentChildren]> }) {

@@ -24,13 +24,19 @@ const TRACKED: Array<{ field: Field; label: string }> = [
   { field: 'review_note', label: 'Review note' },
 ]
 
-/** The service's own changes (closing a forgotten check-out) carry this in place of a key id. */
-const SERVICE = 'service'
+/** How an actor without a name (an unlabelled key, a deleted device) is called, beside its id. */
+const UNNAMED = { api_key: 'key', user: 'person', device: 'device' } as const
 
-/** Who made a change: the key's label, else its id; the service by name. */
-export function actorOf(revision: Pick<SessionRevision, 'key_id' | 'key_label'>): string {
-  if (revision.key_id === SERVICE) return 'the service'
-  return revision.key_label ?? `key ${revision.key_id}`
+/**
+ * Who made a change, as the API names them now (`actor`): a person by name, a key by its label, a
+ * device by its code; the service as itself; an id when there is no name (an unlabelled key, a
+ * deleted device).
+ */
+export function actorOf(revision: Pick<SessionRevision, 'actor'>): string {
+  const { actor } = revision
+  if (actor.type === 'service') return 'the service'
+  if (actor.name !== null) return actor.name
+  return `${UNNAMED[actor.type]} ${actor.id}`
 }
 
 /** A revision's list of breaks in a line: "none", or each one's times and whether it is paid. */

@@ -41,6 +41,16 @@ export function findDevicesByCode(db: Executor, owner: Owner, code: string) {
   return devicesByCode.rows(db, { ...owner, value: code })
 }
 
+/** The codes of these devices of an account (either mode; a deleted device is absent). */
+export async function findDeviceCodes(db: Executor, accountId: string, ids: readonly string[]) {
+  return db
+    .selectFrom('devices')
+    .select(['id', 'code'])
+    .where('account_id', '=', accountId)
+    .where('id', 'in', ids)
+    .execute()
+}
+
 export async function insertDevice(trx: Trx, row: DeviceRow) {
   await trx.insertInto('devices').values(row).execute()
 }

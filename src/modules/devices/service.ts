@@ -30,6 +30,7 @@ import {
   deletePairingCodes,
   detachDevicesFromLocation,
   findDevice,
+  findDeviceCodes,
   findDevicesByCode,
   insertDevice,
   insertPairingCode,
@@ -290,4 +291,17 @@ function resolveDeviceBy<Row extends DeviceRow>(
     unknown: errors.unknownDevice,
     locationOf: (row) => row.location_id,
   })
+}
+
+/**
+ * The codes of these devices of the account, by id (a deleted device is absent): what a change made
+ * with a device's key shows as its actor's name. One statement for any number of ids.
+ */
+export async function deviceCodes(
+  db: Executor,
+  accountId: string,
+  ids: readonly string[],
+): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map()
+  return new Map((await findDeviceCodes(db, accountId, ids)).map((row) => [row.id, row.code]))
 }

@@ -76,11 +76,11 @@ export async function findKeyRowByHash(db: Executor, secretHash: string) {
     .executeTakeFirst()
 }
 
-/** The labels of these keys of an account, as they are now (null: a key without one). */
-export async function findKeyLabels(db: Executor, accountId: string, ids: readonly string[]) {
+/** These keys of an account: their labels as they are now (null: none) and a device key's device. */
+export async function findKeyPrincipals(db: Executor, accountId: string, ids: readonly string[]) {
   return db
     .selectFrom('api_keys')
-    .select(['id', 'label'])
+    .select(['id', 'label', 'device_id'])
     .where('account_id', '=', accountId)
     .where('id', 'in', ids)
     .execute()

@@ -15,7 +15,7 @@ import {
   findAccountIdByName,
   findAccountKeyRow,
   findAccountNames,
-  findKeyLabels,
+  findKeyPrincipals,
   findKeyRowByHash,
   insertAccount,
   insertKeyRow,
@@ -197,17 +197,29 @@ export function storedLocationIds(ids: readonly string[] | null | undefined): st
   return ids === null || ids === undefined ? null : ids.join(',')
 }
 
+/** A key as a change's actor shows it: its label now, and for a device key its device. */
+export interface KeyPrincipal {
+  label: string | null
+  deviceId: string | null
+}
+
 /**
- * The labels these keys of the account have now, by key id (a key without one: null; an id that
- * names no key, such as the service's own `service`, is absent). What a session's revisions show.
+ * These keys of the account as they are now, by key id (an id that names no key of the account,
+ * such as the service's own `service` or a person's `usr_…`, is absent): who a session's
+ * revisions, a review or a pay-period close were made by. One statement for any number of ids.
  */
-export async function keyLabels(
+export async function keyPrincipals(
   db: Executor,
   accountId: string,
   ids: readonly string[],
-): Promise<Map<string, string | null>> {
+): Promise<Map<string, KeyPrincipal>> {
   if (ids.length === 0) return new Map()
-  return new Map((await findKeyLabels(db, accountId, ids)).map((row) => [row.id, row.label]))
+  return new Map(
+    (await findKeyPrincipals(db, accountId, ids)).map((row) => [
+      row.id,
+      { label: row.label, deviceId: row.device_id },
+    ]),
+  )
 }
 
 /** A device key as pairing answers it, the only time its secret is shown. */

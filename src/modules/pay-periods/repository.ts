@@ -7,11 +7,13 @@ import type { ClosedTimesheetDaysTable, PayPeriodsTable } from '../../db/schema.
 import { type Owner, ownedBy, ownedRowFinder } from '../../db/scope.js'
 import type { Executor, Trx } from '../../db/types.js'
 import { toIso, toIsoOrNull } from '../../lib/time.js'
+import type { Actor } from '../actors/schemas.js'
 import type { PayPeriod, PayPeriodTotals } from './schemas.js'
 
 export type PayPeriodRow = Selectable<PayPeriodsTable>
 
-export function toPayPeriod(row: PayPeriodRow): PayPeriod {
+/** A pay period as the API shows it, with who closed it (`closedBy`, looked up by the caller). */
+export function toPayPeriod(row: PayPeriodRow, closedBy: Actor | null): PayPeriod {
   return {
     object: 'pay_period',
     id: row.id,
@@ -19,6 +21,7 @@ export function toPayPeriod(row: PayPeriodRow): PayPeriod {
     end_date: row.end_date,
     status: row.status,
     closed_at: toIsoOrNull(row.closed_at),
+    closed_by: closedBy,
     totals: row.totals === null ? null : (JSON.parse(row.totals) as PayPeriodTotals),
     livemode: row.livemode === 1,
     created: toIso(row.created_at),

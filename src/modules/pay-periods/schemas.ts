@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox'
 import { CalendarDate, paginationQuery, ref, Timestamp } from '../../core/schemas.js'
+import { Actor } from '../actors/schemas.js'
 
 export const PayPeriodTotals = Type.Object(
   {
@@ -32,6 +33,10 @@ export const PayPeriod = Type.Object(
         'While `closed`, no session whose work date lies in the period can be created, edited, deleted, approved or rejected.',
     }),
     closed_at: Type.Union([Timestamp, Type.Null()]),
+    closed_by: Type.Union([ref(Actor), Type.Null()], {
+      description:
+        'While closed: who closed it (the key or the signed-in person), as they are now; null while open.',
+    }),
     totals: Type.Union([ref(PayPeriodTotals), Type.Null()], {
       description:
         'While closed: the totals of the timesheet the close stored (what timesheets of its dates answer until it is reopened); null while open.',

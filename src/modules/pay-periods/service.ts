@@ -5,10 +5,10 @@ import { clock } from '../../lib/clock.js'
 import { addDays, daysBetween, startOfDate } from '../../lib/dates.js'
 import { newId } from '../../lib/ids.js'
 import { toIso } from '../../lib/time.js'
+import { actorsOf } from '../actors/service.js'
 import { recordEvent } from '../events/outbox.js'
 import { timeZonesInUse } from '../locations/service.js'
 import { assertSessionsSettled } from '../sessions/settlement.js'
-import { listService, type ReadableStore, retrieveResource } from '../shared/resources.js'
 import { discardClosedTimesheet, storeClosedTimesheet } from './closed-timesheet.js'
 import {
   findClosedPeriodHolding,
@@ -21,7 +21,13 @@ import {
   toPayPeriod,
   updatePayPeriodRow,
 } from './repository.js'
-import { type CreatePayPeriodBody, MAX_PERIOD_DAYS, type PayPeriod, type PayPeriodTotals } from './schemas.js'
+import {
+  type CreatePayPeriodBody,
+  type ListPayPeriodsQuery,
+  MAX_PERIOD_DAYS,
+  type PayPeriod,
+  type PayPeriodTotals,
+} from './schemas.js'
 
 export async function createPayPeriod(
   trx: Trx,
@@ -56,7 +62,7 @@ export async function createPayPeriod(
     updated_at: now,
   }
   await insertPayPeriod(trx, row)
-  const period = toPayPeriod(row)
+  const period = toPayPeriod(row, null)
   await recordEvent(trx, auth, 'pay_period.created', period)
   return period
 }
@@ -71,7 +77,7 @@ export async function closePayPeriod(trx: Trx, auth: AuthContext, id: string): P
   await lockPayPeriods(trx, auth, 'exclusive')
   const current = await findPayPeriod(trx, auth, id, true)
   if (!current) throw errors.notFound('pay_period', id)
-  if (current.status === 'closed') return toPayPeriod(current)
+  if (current.status === 'closed') return shownOne(trx, auth, current)
   await assertPeriodOver(trx, auth, current.end_date)
   await assertSessionsSettled(trx, auth, current.start_date, current.end_date)
   const totals = await storeClosedTimesheet(trx, auth, current)
@@ -98,7 +104,7 @@ export async function reopenPayPeriod(trx: Trx, auth: AuthContext, id: string): 
   await lockPayPeriods(trx, auth, 'exclusive')
   const current = await findPayPeriod(trx, auth, id, true)
   if (!current) throw errors.notFound('pay_period', id)
-  if (current.status === 'open') return toPayPeriod(current)
+  if (current.status === 'open') return shownOne(trx, auth, current)
   await discardClosedTimesheet(trx, current.id)
   return setStatus(trx, auth, current, 'open', null)
 }
@@ -114,16 +120,19 @@ async function setStatus(
   const changes = {
     status,
     closed_at: status === 'closed' ? now : null,
+    // Who closed it (the principal: a key's id or a person's); cleared on reopening.
+    closed_by: status === 'closed' ? auth.principalId : null,
     totals: totals === null ? null : JSON.stringify(totals),
     updated_at: now,
   }
   await updatePayPeriodRow(trx, current.id, changes)
-  const period = toPayPeriod({ ...current, ...changes })
-  const before = toPayPeriod(current)
+  const [period, before] = await shown(trx, auth, [{ ...current, ...changes }, current])
+  if (!period || !before) throw new Error('shown answers a period for each row')
   await recordEvent(trx, auth, status === 'closed' ? 'pay_period.closed' : 'pay_period.reopened', period, {
     previousAttributes: {
       status: before.status,
       closed_at: before.closed_at,
+      closed_by: before.closed_by,
       totals: before.totals,
       updated: before.updated,
     },
@@ -159,15 +168,37 @@ export async function assertPeriodOpen(
   if (closed) throw errors.periodClosed(closed.id, closed.date)
 }
 
-/** How a GET reads a pay period (the shared retrieve: the caller's row, or 404). */
-const payPeriods: ReadableStore<PayPeriodRow, PayPeriod> = {
-  name: 'pay_period',
-  find: findPayPeriod,
-  toApi: toPayPeriod,
+/**
+ * Pay periods as the API shows them, with who closed each (`closed_by`): the closers of all of them
+ * looked up together (actors' service; nothing to look up when none is closed).
+ */
+async function shown(db: Executor, auth: AuthContext, rows: readonly PayPeriodRow[]): Promise<PayPeriod[]> {
+  const actorOf = await actorsOf(
+    db,
+    auth.accountId,
+    rows.flatMap((row) => (row.closed_by === null ? [] : [row.closed_by])),
+  )
+  return rows.map((row) => toPayPeriod(row, row.closed_by === null ? null : actorOf(row.closed_by)))
 }
 
-export function retrievePayPeriod(db: Executor, auth: AuthContext, id: string): Promise<PayPeriod> {
-  return retrieveResource(db, auth, payPeriods, id)
+async function shownOne(db: Executor, auth: AuthContext, row: PayPeriodRow): Promise<PayPeriod> {
+  const [period] = await shown(db, auth, [row])
+  if (!period) throw new Error('shown answers a period for each row')
+  return period
 }
 
-export const listPayPeriods = listService(listPayPeriodRows, toPayPeriod)
+export async function retrievePayPeriod(db: Executor, auth: AuthContext, id: string): Promise<PayPeriod> {
+  const row = await findPayPeriod(db, auth, id)
+  if (!row) throw errors.notFound('pay_period', id)
+  return shownOne(db, auth, row)
+}
+
+export async function listPayPeriods(
+  db: Executor,
+  auth: AuthContext,
+  filters: ListPayPeriodsQuery,
+  beforeId: string | undefined,
+  take: number,
+): Promise<PayPeriod[]> {
+  return shown(db, auth, await listPayPeriodRows(db, auth, filters, beforeId, take))
+}

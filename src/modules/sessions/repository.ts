@@ -9,6 +9,7 @@ import type { Executor, Trx } from '../../db/types.js'
 import { clock } from '../../lib/clock.js'
 import { newId } from '../../lib/ids.js'
 import { toIso, toIsoOrNull } from '../../lib/time.js'
+import type { Actor } from '../actors/schemas.js'
 import { parseBreaks, toApiBreaks } from './breaks.js'
 import { totalHours } from './hours.js'
 import type { Session, SessionRevision } from './schemas.js'
@@ -46,14 +47,16 @@ export function toSession(row: SessionRow): Session {
   }
 }
 
-export function toRevision(row: RevisionRow & { key_label: string | null }): SessionRevision {
+/** A revision as the API shows it, with who made it (`actor`, looked up by the caller). */
+export function toRevision(row: RevisionRow, actor: Actor): SessionRevision {
   return {
     object: 'session_revision',
     id: row.id,
     session_id: row.session_id,
     action: row.action,
     key_id: row.key_id,
-    key_label: row.key_label,
+    key_label: actor.type === 'api_key' ? actor.name : null,
+    actor,
     livemode: row.livemode === 1,
     created: toIso(row.created_at),
     before: row.before === null ? null : storedSession(row.before),

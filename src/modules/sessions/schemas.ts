@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox'
 import { deletedObject, nullableString, paginationQuery, ref, Timestamp } from '../../core/schemas.js'
+import { Actor } from '../actors/schemas.js'
 
 /** The records of one session: a list, not a diary (the spec's bound, which a break scan keeps too). */
 export const MAX_BREAKS = 10
@@ -111,7 +112,8 @@ export const Session = Type.Object(
     review_status: reviewStatus,
     reviewed_at: Type.Union([Timestamp, Type.Null()]),
     reviewed_by: Type.Union([Type.String(), Type.Null()], {
-      description: 'The id of the API key that approved or rejected the session.',
+      description:
+        "Who approved or rejected the session, by id: the API key's (`key_…`) or the signed-in person's (`usr_…`). The session's latest `approved` or `rejected` revision names them (`actor`).",
     }),
     review_note: Type.Union([Type.String(), Type.Null()]),
     livemode: Type.Boolean(),
@@ -217,12 +219,16 @@ export const SessionRevision = Type.Object(
     }),
     key_id: Type.String({
       description:
-        'The API key that made the change; `service` when the service closed a forgotten check-out.',
+        'Who made the change, by id: the API key or device key (`key_…`), the signed-in person (`usr_…`), or `service` when the service closed a forgotten check-out. `actor` says who that is.',
     }),
     key_label: Type.Union([Type.String(), Type.Null()], {
       description:
-        "The label of the key in `key_id` as it is now (set with the CLI's `keys label`); null for an unlabelled key and for the service's own changes.",
+        "The label of the API key in `key_id` as it is now (set with the CLI's `keys label`); null for an unlabelled key, a device's key, a person and the service's own changes.",
     }),
+    actor: ref(
+      Actor,
+      'Who made the change, as they are now: an approved or rejected revision names the reviewer.',
+    ),
     livemode: Type.Boolean(),
     created: Timestamp,
     before: Type.Union([ref(Session), Type.Null()]),

@@ -2,7 +2,7 @@ import { errors } from '../../core/errors.js'
 import type { AuthContext } from '../../core/identity.js'
 import { instantOf } from '../../core/instants.js'
 import type { Executor } from '../../db/types.js'
-import { keyLabels } from '../keys/service.js'
+import { actorsOf } from '../actors/service.js'
 import { findNamedOperator } from '../operators/service.js'
 import { retrieveResource } from '../shared/resources.js'
 import { sessions } from './lifecycle.js'
@@ -70,7 +70,8 @@ export async function assertSessionEverExisted(db: Executor, auth: AuthContext, 
 
 /**
  * A page of a session's revisions, newest first (the keyset query's filter is the session's id),
- * each with the label its key has now (keys' service; a second statement, for a page that has any).
+ * each with who made it as they are now (`actor`, and `key_label` for a key): the actors of the
+ * whole page in a few statements (actors' service), never one per revision.
  */
 export async function listRevisions(
   db: Executor,
@@ -80,6 +81,10 @@ export async function listRevisions(
   take: number,
 ): Promise<SessionRevision[]> {
   const rows = await listRevisionRows(db, auth, sessionId, beforeId, take)
-  const labels = await keyLabels(db, auth.accountId, [...new Set(rows.map((row) => row.key_id))])
-  return rows.map((row) => toRevision({ ...row, key_label: labels.get(row.key_id) ?? null }))
+  const actorOf = await actorsOf(
+    db,
+    auth.accountId,
+    rows.map((row) => row.key_id),
+  )
+  return rows.map((row) => toRevision(row, actorOf(row.key_id)))
 }

@@ -20,6 +20,7 @@ import { created, ok, world } from '../../helpers/world.js'
 
 const PERIOD_KEYS = [
   'closed_at',
+  'closed_by',
   'created',
   'end_date',
   'id',
@@ -50,6 +51,7 @@ describe('pay periods over HTTP', () => {
         end_date: '2026-11-30',
         status: 'open',
         closed_at: null,
+        closed_by: null,
         totals: null,
         livemode: false,
       })
@@ -188,6 +190,8 @@ describe('pay periods over HTTP', () => {
       const closed = await ok(w.close(period.id))
       expect(closed).toMatchObject({ id: period.id, status: 'closed' })
       expect(closed.closed_at).toMatch(ISO_MS)
+      // Closed by the world's root key (no label): who did it.
+      expect(closed.closed_by).toEqual({ type: 'api_key', id: w.admin.id, name: null })
       // The stored timesheet's totals (pay-rules.test.ts checks them under a rule).
       expect(closed.totals).toMatchObject({ operators: expect.any(Number), hours: expect.any(Number) })
       expect(await ok(w.api.get(`/v1/pay-periods/${period.id}`))).toEqual(closed)
@@ -195,7 +199,7 @@ describe('pay periods over HTTP', () => {
       expect(await ok(w.close(period.id))).toEqual(closed)
 
       const reopened = await ok(w.reopen(period.id))
-      expect(reopened).toMatchObject({ status: 'open', closed_at: null, totals: null })
+      expect(reopened).toMatchObject({ status: 'open', closed_at: null, closed_by: null, totals: null })
       expect(await ok(w.reopen(period.id))).toEqual(reopened)
       const events = (await eventsOf(t, w.accountId)).filter((e) => e.type.startsWith('pay_period'))
       expect(events.map((e) => e.type)).toEqual([
@@ -207,11 +211,13 @@ describe('pay periods over HTTP', () => {
       expect(events[1]?.data.previous_attributes).toMatchObject({
         status: 'open',
         closed_at: null,
+        closed_by: null,
         totals: null,
       })
       expect(events[2]?.data.previous_attributes).toMatchObject({
         status: 'closed',
         closed_at: closed.closed_at,
+        closed_by: closed.closed_by,
         totals: closed.totals,
       })
     })

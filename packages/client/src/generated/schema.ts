@@ -40,6 +40,854 @@ export interface paths {
         400: components['responses']['BadRequest']
         401: components['responses']['Unauthorized']
         403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
+      }
+    }
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/api-keys': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * List the account's API keys, newest first
+     * @description Both modes' keys, revoked ones included, never a secret. A paired device's key is its device's (pairing makes it, unpairing revokes it) and is not listed. Scope `keys:read`.
+     */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Page size, 1 to 200. */
+          limit?: number
+          /** @description The `next_cursor` of the previous page, passed back verbatim. */
+          cursor?: string
+        }
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description A page of API keys, newest first. */
+        200: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              data: components['schemas']['ApiKey'][]
+              /** @description `true` when further pages exist. */
+              has_more: boolean
+              /** @description Pass as `cursor` for the next page; `null` when `has_more` is `false`. */
+              next_cursor: string | null
+              /** @enum {string} */
+              object: 'list'
+            }
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
+      }
+    }
+    put?: never
+    /**
+     * Create an API key
+     * @description A key of the account in the mode the body names, answered with its `secret` this once (the service keeps only its SHA-256). `scopes` default to every scope a key may hold; `users:*` and `keys:*` are people's only (422 `invalid_value`). `location_ids` holds the key to those locations of its mode. Scope `keys:write`: owners, signed in (no key holds it). Recorded in the audit log (`key_created`).
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: {
+          /** @description Makes the request safe to retry: the same key with the same request within 24 hours replays the first answer. 1 to 255 characters (otherwise 422, param `Idempotency-Key`). */
+          'Idempotency-Key'?: components['parameters']['IdempotencyKey']
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description When the key stops working: an ISO-8601 instant with a zone (422 `invalid_timestamp` otherwise), in the future (422 `invalid_value` otherwise). Null or absent: never. */
+            expires_at?: string | null
+            /** @description What people call the key (trimmed; at most 100 characters, not blank). */
+            label: string
+            /** @description Holds the key to these locations of the account in the key's mode (an unknown one: 422 `unknown_location`; an empty list: 422 `invalid_value`); null or absent: every location. */
+            location_ids?: string[] | null
+            /** @description The mode the key works in: it sees and makes only objects of this mode. */
+            mode: 'test' | 'live'
+            /** @description What the key may do; absent: every scope a key may hold (operators:read, operators:write, sessions:read, sessions:write, devices:read, devices:write, locations:read, locations:write, scans:read, scans:write, webhooks:read, webhooks:write, events:read, events:write, timesheets:read, timesheets:write, schedules:read, schedules:write, leave:read, leave:write, sessions:approve). `users:*` and `keys:*` are people's only: 422 `invalid_value` (only people manage people and keys). */
+            scopes?: (
+              | 'operators:read'
+              | 'operators:write'
+              | 'sessions:read'
+              | 'sessions:write'
+              | 'devices:read'
+              | 'devices:write'
+              | 'locations:read'
+              | 'locations:write'
+              | 'scans:read'
+              | 'scans:write'
+              | 'webhooks:read'
+              | 'webhooks:write'
+              | 'events:read'
+              | 'events:write'
+              | 'timesheets:read'
+              | 'timesheets:write'
+              | 'schedules:read'
+              | 'schedules:write'
+              | 'leave:read'
+              | 'leave:write'
+              | 'users:read'
+              | 'users:write'
+              | 'keys:read'
+              | 'keys:write'
+              | 'sessions:approve'
+            )[]
+          }
+        }
+      }
+      responses: {
+        /** @description The new key, with its secret (shown only here). */
+        201: {
+          headers: {
+            'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': components['schemas']['CreatedApiKey']
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
+        409: components['responses']['Conflict']
+        413: components['responses']['PayloadTooLarge']
+        415: components['responses']['UnsupportedMediaType']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/api-keys/{id}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * Retrieve an API key
+     * @description Never its secret. Scope `keys:read`.
+     */
+    get: {
+      parameters: {
+        query?: never
+        header?: never
+        path: {
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description The key. */
+        200: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': components['schemas']['ApiKey']
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
+      }
+    }
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/api-keys/{id}/revoke': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Revoke an API key
+     * @description Every process refuses the key within 5 s (401). Revoking a revoked key changes nothing. Scope `keys:write`. Recorded in the audit log (`key_revoked`).
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path: {
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description The key, revoked. */
+        200: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': components['schemas']['ApiKey']
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
+        413: components['responses']['PayloadTooLarge']
+        415: components['responses']['UnsupportedMediaType']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/audit-log': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * List the account's audit log, newest first
+     * @description Who did what to people and keys: sign-ins (and failed ones), sign-outs, passwords changed and reset, invitations, changes, deactivations and reactivations of users, keys created and revoked, SSO identities linked. Never a token, password or secret. Filter by `user_id` (the person as actor or target) and `type`. Scope `users:read` (owners).
+     */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Page size, 1 to 200. */
+          limit?: number
+          /** @description The `next_cursor` of the previous page, passed back verbatim. */
+          cursor?: string
+          /** @description Entries whose actor or target is this person (`usr_…`). */
+          user_id?: string
+          type?:
+            | 'sign_in'
+            | 'sign_in_failed'
+            | 'sign_out'
+            | 'password_changed'
+            | 'password_reset'
+            | 'user_invited'
+            | 'user_updated'
+            | 'user_deactivated'
+            | 'user_reactivated'
+            | 'key_created'
+            | 'key_revoked'
+            | 'sso_linked'
+        }
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description A page of audit entries, newest first. */
+        200: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              data: components['schemas']['AuditEntry'][]
+              /** @description `true` when further pages exist. */
+              has_more: boolean
+              /** @description Pass as `cursor` for the next page; `null` when `has_more` is `false`. */
+              next_cursor: string | null
+              /** @enum {string} */
+              object: 'list'
+            }
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
+      }
+    }
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/auth/accept-invite': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Accept an invitation (or the owner's set-up link) and sign in
+     * @description An invitation's membership becomes active; a person who already has a password gives it (401 `invalid_credentials` otherwise), one without sets it. The owner's set-up link needs `email` (422 `missing_param`): that login (made when new) becomes an owner of the link's account. `name` renames the person. Then signs in as POST /v1/auth/sign-in does. An unknown, used or expired token: 422 `invalid_value`, param `token`.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': {
+            /**
+             * Format: email
+             * @description The owner's set-up link only (required there): the first owner's login. An invitation's e-mail is the one it was sent to.
+             */
+            email?: string
+            /** @description Changes the display name. */
+            name?: string
+            /** @description The password of the login: a new one (12 to 256 characters, not the e-mail), or, when the e-mail already has a login with a password, that password. */
+            password: string
+            /** @description The `token` of the link. */
+            token: string
+          }
+        }
+      }
+      responses: {
+        /** @description Signed in: the session (its cookie is in Set-Cookie). */
+        200: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': components['schemas']['AuthSession']
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        413: components['responses']['PayloadTooLarge']
+        415: components['responses']['UnsupportedMediaType']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/auth/forgot-password': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * E-mail a password reset link (no key; 202 whatever the e-mail)
+     * @description With e-mail set up (SMTP_URL), a person with this e-mail gets a link `<PUBLIC_URL>/console/reset-password#token=…`, valid 1 hour (a newer one voids it). The answer is the same whether or not the e-mail is known. Without e-mail, whoever runs the service prints a link: `npm run --silent cli -- users reset-password --email <e> --json`.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': {
+            /**
+             * Format: email
+             * @description The login: compared case-insensitively.
+             */
+            email: string
+          }
+        }
+      }
+      responses: {
+        /** @description Taken; an e-mail follows if the e-mail is known. */
+        202: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        400: components['responses']['BadRequest']
+        413: components['responses']['PayloadTooLarge']
+        415: components['responses']['UnsupportedMediaType']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/auth/password': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Change the signed-in person's password; their other sessions end
+     * @description Needs `X-CSRF-Token`. A wrong `current_password`: 401 `invalid_credentials`. The new one: 12 to 256 characters, not the e-mail (422 `invalid_value`, param `new_password`). This session goes on.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description The password now, which proves it is you. */
+            current_password: string
+            /** @description The new password: 12 to 256 characters, not the e-mail. */
+            new_password: string
+          }
+        }
+      }
+      responses: {
+        /** @description Changed. */
+        204: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
+        413: components['responses']['PayloadTooLarge']
+        415: components['responses']['UnsupportedMediaType']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/auth/reset-password': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Set a new password with a reset link's token; every session of the person ends
+     * @description An unknown, used or expired token: 422 `invalid_value`, param `token`. The password: 12 to 256 characters, not the e-mail. Does not sign in.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description The new password: 12 to 256 characters, not the e-mail. */
+            password: string
+            /** @description The `token` of the link. */
+            token: string
+          }
+        }
+      }
+      responses: {
+        /** @description The password is set. */
+        204: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        400: components['responses']['BadRequest']
+        413: components['responses']['PayloadTooLarge']
+        415: components['responses']['UnsupportedMediaType']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/auth/session': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * The signed-in session (the cookie; no key, no Attendance-Account)
+     * @description The same `csrf_token` for the whole session. 401 once the session has ended (signed out, idle 12 hours, 7 days after sign-in, or the person no longer active anywhere).
+     */
+    get: {
+      parameters: {
+        query?: never
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description The session of the cookie. */
+        200: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': components['schemas']['AuthSession']
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
+      }
+    }
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/auth/sign-in': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Sign in with e-mail and password (no key; sets the session cookie)
+     * @description Sets the session cookie (`HttpOnly`, `SameSite=Strict`, `Path=/`; `__Host-att_session` and `Secure` when the service is served over https, else `att_session`), a new one at every sign-in. A wrong password, an unknown e-mail and a person active in no account: 401 `invalid_credentials`, alike. 5 failures in a row for an e-mail from one address lock that address out of it, 50 within an hour lock everybody out of it, for 15 minutes: 429 `sign_in_locked` with `Retry-After`. At most 20 sign-ins a minute per address.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description The login: compared case-insensitively. */
+            email: string
+            /** @description The password. */
+            password: string
+          }
+        }
+      }
+      responses: {
+        /** @description Signed in: the session (its cookie is in Set-Cookie). */
+        200: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': components['schemas']['AuthSession']
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        413: components['responses']['PayloadTooLarge']
+        415: components['responses']['UnsupportedMediaType']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/auth/sign-out': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Sign out: the session ends and its cookie is cleared
+     * @description Needs `X-CSRF-Token`. The cookie stops working at once.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description Signed out. */
+        204: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
+        413: components['responses']['PayloadTooLarge']
+        415: components['responses']['UnsupportedMediaType']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/auth/sso/callback': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * Where the OpenID provider sends the browser back (no key)
+     * @description Exchanges the code (with PKCE's verifier), checks `state` and the ID token's `nonce` against the sign-in this browser started, and signs in the person the identity (`iss`, `sub`) is linked to, or on its first sign-in the person whose e-mail the ID token says is verified (`email_verified: true`), with an active or invited membership (an invited one becomes active). Then sets the session cookie as `POST /v1/auth/sign-in` does and redirects to `/console/`. Refused (to `/console/sign-in?sso_error=<code>`): `sso_user_unknown` (no such person, an unverified e-mail, no active or invited membership), `sso_failed` (no sign-in started in this browser or started over 10 minutes ago, a `state` or `nonce` that differs, a code used before, the provider's refusal). The pending sign-in's cookie is cleared either way: a callback works once.
+     */
+    get: {
+      parameters: {
+        query?: {
+          /** @description The authorization code, exchanged once for the ID token. */
+          code?: string
+          /** @description Must equal the `state` of the sign-in this browser started. */
+          state?: string
+          /** @description The provider's issuer identifier (RFC 9207), checked when the provider sends it. */
+          iss?: string
+          /** @description Set instead of `code` when the provider refused (e.g. `access_denied`). */
+          error?: string
+          /** @description The provider's words about `error`. */
+          error_description?: string
+        }
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description To the console, signed in; or to its sign-in page with `sso_error`. */
+        302: {
+          headers: {
+            /** @description `/console/`, or `/console/sign-in?sso_error=<code>`. */
+            Location?: string
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        400: components['responses']['BadRequest']
+        404: components['responses']['NotFound']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
+      }
+    }
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/auth/sso/start': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * Start a sign-in with SSO (a browser navigation; no key)
+     * @description Redirects to the OpenID provider (OIDC_ISSUER) for an authorization code with PKCE (S256), `state` and `nonce`, scope `openid email profile`, coming back to `/v1/auth/sso/callback`. What the callback needs is kept sealed (AES-256-GCM) in an `HttpOnly`, `SameSite=Lax` cookie for 10 minutes. A provider that cannot be reached: redirects to `/console/sign-in?sso_error=sso_failed`. 404 when SSO is not configured.
+     */
+    get: {
+      parameters: {
+        query?: never
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description To the provider's authorization endpoint (to the console's sign-in page with `sso_error` when the provider cannot be reached). */
+        302: {
+          headers: {
+            /** @description The provider's authorization URL, or `/console/sign-in?sso_error=sso_failed`. */
+            Location?: string
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        400: components['responses']['BadRequest']
+        404: components['responses']['NotFound']
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
@@ -159,6 +1007,7 @@ export interface paths {
         400: components['responses']['BadRequest']
         401: components['responses']['Unauthorized']
         403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
@@ -208,6 +1057,7 @@ export interface paths {
         400: components['responses']['BadRequest']
         401: components['responses']['Unauthorized']
         403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
         409: components['responses']['Conflict']
         413: components['responses']['PayloadTooLarge']
         415: components['responses']['UnsupportedMediaType']
@@ -259,6 +1109,7 @@ export interface paths {
         400: components['responses']['BadRequest']
         401: components['responses']['Unauthorized']
         403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
@@ -564,6 +1415,7 @@ export interface paths {
         400: components['responses']['BadRequest']
         401: components['responses']['Unauthorized']
         403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
@@ -675,6 +1527,7 @@ export interface paths {
         400: components['responses']['BadRequest']
         401: components['responses']['Unauthorized']
         403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
@@ -724,6 +1577,7 @@ export interface paths {
         400: components['responses']['BadRequest']
         401: components['responses']['Unauthorized']
         403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
         409: components['responses']['Conflict']
         413: components['responses']['PayloadTooLarge']
         415: components['responses']['UnsupportedMediaType']
@@ -970,6 +1824,7 @@ export interface paths {
         400: components['responses']['BadRequest']
         401: components['responses']['Unauthorized']
         403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
@@ -993,6 +1848,13 @@ export interface paths {
           'application/json': {
             /** @description Link to the client's own HR system. */
             employee_id?: string | null
+            /**
+             * Format: date
+             * @description Last day of employment (inclusive), YYYY-MM-DD, not before start_date (422 `invalid_date_range`); null: still employed.
+             */
+            end_date?: string | null
+            /** @description Where the operator works (`loc_…`): a principal held to sites changes only the operators homed at its locations, and sees their timesheets. Null: nowhere in particular (not for a principal held to sites). */
+            home_location_id?: string | null
             /** @description The worker's unique code (per account and mode); no leading or trailing spaces. */
             ident: string
             /** @description Display name. */
@@ -1001,6 +1863,11 @@ export interface paths {
             pay_rule_id?: string | null
             /** @description The PIN a device that requires one asks for: 4 to 8 digits; null clears it. Never returned (`has_pin`). */
             pin?: string | null
+            /**
+             * Format: date
+             * @description First day of employment (inclusive), YYYY-MM-DD; null: not recorded.
+             */
+            start_date?: string | null
           }
         }
       }
@@ -1022,6 +1889,7 @@ export interface paths {
         400: components['responses']['BadRequest']
         401: components['responses']['Unauthorized']
         403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
         409: components['responses']['Conflict']
         413: components['responses']['PayloadTooLarge']
         415: components['responses']['UnsupportedMediaType']
@@ -1135,6 +2003,13 @@ export interface paths {
           'application/json': {
             /** @description Link to the client's own HR system. */
             employee_id?: string | null
+            /**
+             * Format: date
+             * @description Last day of employment (inclusive), YYYY-MM-DD, not before start_date (422 `invalid_date_range`); null: still employed.
+             */
+            end_date?: string | null
+            /** @description Where the operator works (`loc_…`): a principal held to sites changes only the operators homed at its locations, and sees their timesheets. Null: nowhere in particular (not for a principal held to sites). */
+            home_location_id?: string | null
             /** @description `true` reactivates, `false` deactivates. */
             is_active?: boolean
             /** @description Display name. */
@@ -1143,6 +2018,11 @@ export interface paths {
             pay_rule_id?: string | null
             /** @description The PIN a device that requires one asks for: 4 to 8 digits; null clears it. Never returned (`has_pin`). */
             pin?: string | null
+            /**
+             * Format: date
+             * @description First day of employment (inclusive), YYYY-MM-DD; null: not recorded.
+             */
+            start_date?: string | null
           }
         }
       }
@@ -1222,6 +2102,7 @@ export interface paths {
         400: components['responses']['BadRequest']
         401: components['responses']['Unauthorized']
         403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
@@ -1277,6 +2158,7 @@ export interface paths {
         400: components['responses']['BadRequest']
         401: components['responses']['Unauthorized']
         403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
         409: components['responses']['Conflict']
         413: components['responses']['PayloadTooLarge']
         415: components['responses']['UnsupportedMediaType']
@@ -1500,6 +2382,7 @@ export interface paths {
         400: components['responses']['BadRequest']
         401: components['responses']['Unauthorized']
         403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
@@ -1597,6 +2480,7 @@ export interface paths {
         400: components['responses']['BadRequest']
         401: components['responses']['Unauthorized']
         403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
         409: components['responses']['Conflict']
         413: components['responses']['PayloadTooLarge']
         415: components['responses']['UnsupportedMediaType']
@@ -1842,6 +2726,7 @@ export interface paths {
         400: components['responses']['BadRequest']
         401: components['responses']['Unauthorized']
         403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
@@ -1898,6 +2783,7 @@ export interface paths {
         400: components['responses']['BadRequest']
         401: components['responses']['Unauthorized']
         403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
         409: components['responses']['Conflict']
         413: components['responses']['PayloadTooLarge']
         415: components['responses']['UnsupportedMediaType']
@@ -1992,8 +2878,17 @@ export interface paths {
                       | 'method_not_allowed'
                       | 'body_too_large'
                       | 'unsupported_media_type'
+                      | 'missing_account'
+                      | 'missing_mode'
+                      | 'invalid_credentials'
+                      | 'sso_failed'
                       | 'missing_scope'
                       | 'device_mismatch'
+                      | 'location_restricted'
+                      | 'self_approval'
+                      | 'csrf_token_invalid'
+                      | 'sso_user_unknown'
+                      | 'self_change'
                       | 'route_not_found'
                       | 'resource_missing'
                       | 'duplicate_ident'
@@ -2010,6 +2905,9 @@ export interface paths {
                       | 'pay_rule_in_use'
                       | 'idempotency_key_reuse'
                       | 'idempotency_key_in_use'
+                      | 'email_in_use'
+                      | 'last_owner'
+                      | 'not_invited'
                       | 'missing_param'
                       | 'unknown_param'
                       | 'invalid_type'
@@ -2035,6 +2933,7 @@ export interface paths {
                       | 'invalid_pin'
                       | 'rate_limited'
                       | 'pin_locked'
+                      | 'sign_in_locked'
                       | 'not_ready'
                       | 'database_timeout'
                     message: string
@@ -2064,6 +2963,7 @@ export interface paths {
         400: components['responses']['BadRequest']
         401: components['responses']['Unauthorized']
         403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
         409: components['responses']['Conflict']
         413: components['responses']['PayloadTooLarge']
         415: components['responses']['UnsupportedMediaType']
@@ -2195,6 +3095,7 @@ export interface paths {
         400: components['responses']['BadRequest']
         401: components['responses']['Unauthorized']
         403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
@@ -2270,6 +3171,7 @@ export interface paths {
         400: components['responses']['BadRequest']
         401: components['responses']['Unauthorized']
         403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
         409: components['responses']['Conflict']
         413: components['responses']['PayloadTooLarge']
         415: components['responses']['UnsupportedMediaType']
@@ -2458,7 +3360,7 @@ export interface paths {
     put?: never
     /**
      * Approve a session after review
-     * @description Sets `review_status` to `approved` with `reviewed_at`, `reviewed_by` (the key) and `review_note` (the body and its `note` are optional). An open session: 409 `session_open`; a work date in a closed pay period: 409 `period_closed`; a session without a check-out (closed for an over-long shift): 409 `check_out_missing`, set it by PATCH first. Writes a revision (action `approved`) and emits `session.updated` with `previous_attributes`. Scope `sessions:approve`, which `sessions:write` does not imply.
+     * @description Sets `review_status` to `approved` with `reviewed_at`, `reviewed_by` (the key) and `review_note` (the body and its `note` are optional). An open session: 409 `session_open`; a work date in a closed pay period: 409 `period_closed`; a session without a check-out (closed for an over-long shift): 409 `check_out_missing`, set it by PATCH first. A signed-in person whose membership is the session's operator: 403 `self_approval` (nobody approves their own work). Writes a revision (action `approved`) and emits `session.updated` with `previous_attributes`. Scope `sessions:approve`, which `sessions:write` does not imply.
      */
     post: {
       parameters: {
@@ -2521,7 +3423,7 @@ export interface paths {
     put?: never
     /**
      * Reject a session after review
-     * @description Sets `review_status` to `rejected` with `reviewed_at`, `reviewed_by` (the key) and `review_note` (`note` is required: 422 `missing_param`; a rejected session stays readable and counts for nothing). An open session: 409 `session_open`; a work date in a closed pay period: 409 `period_closed`. Writes a revision (action `rejected`) and emits `session.updated` with `previous_attributes`. Scope `sessions:approve`, which `sessions:write` does not imply.
+     * @description Sets `review_status` to `rejected` with `reviewed_at`, `reviewed_by` (the key) and `review_note` (`note` is required: 422 `missing_param`; a rejected session stays readable and counts for nothing). An open session: 409 `session_open`; a work date in a closed pay period: 409 `period_closed`. A signed-in person whose membership is the session's operator: 403 `self_approval` (nobody approves their own work). Writes a revision (action `rejected`) and emits `session.updated` with `previous_attributes`. Scope `sessions:approve`, which `sessions:write` does not imply.
      */
     post: {
       parameters: {
@@ -2700,6 +3602,7 @@ export interface paths {
         400: components['responses']['BadRequest']
         401: components['responses']['Unauthorized']
         403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
@@ -2708,6 +3611,466 @@ export interface paths {
     }
     put?: never
     post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/users': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * List the account's people, newest first
+     * @description Every membership of the account, whatever its status; filter by `status` or `role`.
+     */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Page size, 1 to 200. */
+          limit?: number
+          /** @description The `next_cursor` of the previous page, passed back verbatim. */
+          cursor?: string
+          /** @description `invited` until the invitation is accepted; `deactivated`: may not act in this account (reactivate to undo). */
+          status?: 'invited' | 'active' | 'deactivated'
+          /** @description What the person may do in the account (docs/access.md, "Roles"). */
+          role?: 'owner' | 'admin' | 'payroll' | 'manager' | 'viewer'
+        }
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description A page of users, newest person first. */
+        200: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              data: components['schemas']['User'][]
+              /** @description `true` when further pages exist. */
+              has_more: boolean
+              /** @description Pass as `cursor` for the next page; `null` when `has_more` is `false`. */
+              next_cursor: string | null
+              /** @enum {string} */
+              object: 'list'
+            }
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
+      }
+    }
+    put?: never
+    /**
+     * Invite a person to the account
+     * @description An invited membership, and the person when nobody has the e-mail yet (compared case-insensitively; a person who has a login keeps their name). The answer alone carries `invite_url`, the link the person accepts (single use, valid 7 days; e-mailed too when SMTP_URL is set). An e-mail with a membership here already: 409 `email_in_use`. `location_ids`: this account's locations, of either mode (an unknown one: 422 `unknown_location`; an empty list: 422 `invalid_value`). `operator_id`: an operator of the request's mode (422 `unknown_operator`, `cross_mode_reference`). Scope `users:write` (owners). Recorded in the audit log (`user_invited`).
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: {
+          /** @description Makes the request safe to retry: the same key with the same request within 24 hours replays the first answer. 1 to 255 characters (otherwise 422, param `Idempotency-Key`). */
+          'Idempotency-Key'?: components['parameters']['IdempotencyKey']
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': {
+            /**
+             * Format: email
+             * @description The person's login: unique in the service, compared case-insensitively.
+             */
+            email: string
+            /** @description The locations the person is held to (ids of this account's locations, of either mode; never empty); null: every location. */
+            location_ids: string[] | null
+            /** @description Display name. */
+            name: string
+            /** @description The worker record that is this person (`op_…`, of the request's mode), whose work they may not approve; null: none. */
+            operator_id?: string | null
+            /**
+             * @description What the person may do in the account (docs/access.md, "Roles").
+             * @enum {string}
+             */
+            role: 'owner' | 'admin' | 'payroll' | 'manager' | 'viewer'
+          }
+        }
+      }
+      responses: {
+        /** @description The invited user, with the link. */
+        201: {
+          headers: {
+            'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': components['schemas']['UserWithInviteUrl']
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
+        409: components['responses']['Conflict']
+        413: components['responses']['PayloadTooLarge']
+        415: components['responses']['UnsupportedMediaType']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/users/{id}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** Retrieve a user */
+    get: {
+      parameters: {
+        query?: never
+        header?: never
+        path: {
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description The user. */
+        200: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': components['schemas']['User']
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
+      }
+    }
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    /**
+     * Change a user's name, role, sites or worker record
+     * @description `name` is the person's, in every account. Your own role, sites or worker record: 403 `self_change`. Demoting the last active owner: 409 `last_owner`. Takes effect within 5 s. Recorded in the audit log (`user_updated`) when something changes.
+     */
+    patch: {
+      parameters: {
+        query?: never
+        header?: never
+        path: {
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description The locations the person is held to (ids of this account's locations, of either mode; never empty); null: every location. */
+            location_ids?: string[] | null
+            /** @description Display name. */
+            name?: string
+            /** @description The worker record that is this person (`op_…`, of the request's mode), whose work they may not approve; null: none. */
+            operator_id?: string | null
+            /**
+             * @description What the person may do in the account (docs/access.md, "Roles").
+             * @enum {string}
+             */
+            role?: 'owner' | 'admin' | 'payroll' | 'manager' | 'viewer'
+          }
+        }
+      }
+      responses: {
+        /** @description The user. */
+        200: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': components['schemas']['User']
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
+        409: components['responses']['Conflict']
+        413: components['responses']['PayloadTooLarge']
+        415: components['responses']['UnsupportedMediaType']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
+      }
+    }
+    trace?: never
+  }
+  '/v1/users/{id}/deactivate': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Deactivate a user
+     * @description The person can no longer act in this account (within 5 s); an open invitation stops working. When this was their last active membership, their sessions end. Yourself: 403 `self_change`; the last active owner: 409 `last_owner`. Deactivating a deactivated user changes nothing. Recorded in the audit log (`user_deactivated`).
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path: {
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description The user. */
+        200: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': components['schemas']['User']
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
+        409: components['responses']['Conflict']
+        413: components['responses']['PayloadTooLarge']
+        415: components['responses']['UnsupportedMediaType']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/users/{id}/invite': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Make a new invitation link
+     * @description For an invited user only (409 `not_invited` otherwise): a new `invite_url` (valid 7 days), which voids the earlier link; e-mailed too when SMTP_URL is set. Recorded in the audit log (`user_invited`).
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path: {
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description The user, with the new link. */
+        200: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': components['schemas']['UserWithInviteUrl']
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
+        409: components['responses']['Conflict']
+        413: components['responses']['PayloadTooLarge']
+        415: components['responses']['UnsupportedMediaType']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/users/{id}/reactivate': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Reactivate a user
+     * @description `active` again, or `invited` when the person never signed in to this account (send a new link with `/invite`). Yourself: 403 `self_change`. Reactivating a user who is not deactivated changes nothing. Recorded in the audit log (`user_reactivated`).
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path: {
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description The user. */
+        200: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': components['schemas']['User']
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
+        409: components['responses']['Conflict']
+        413: components['responses']['PayloadTooLarge']
+        415: components['responses']['UnsupportedMediaType']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/users/{id}/sign-out-everywhere': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * End every session of a user
+     * @description Every session of the person ends (their cookies stop working within 5 s, in every account); they sign in again. Scope `users:write`.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path: {
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description The user. */
+        200: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': components['schemas']['User']
+          }
+        }
+        400: components['responses']['BadRequest']
+        401: components['responses']['Unauthorized']
+        403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
+        413: components['responses']['PayloadTooLarge']
+        415: components['responses']['UnsupportedMediaType']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -2767,6 +4130,7 @@ export interface paths {
         400: components['responses']['BadRequest']
         401: components['responses']['Unauthorized']
         403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
@@ -2930,6 +4294,7 @@ export interface paths {
         400: components['responses']['BadRequest']
         401: components['responses']['Unauthorized']
         403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
         422: components['responses']['ValidationError']
         429: components['responses']['RateLimited']
         500: components['responses']['InternalError']
@@ -2977,6 +4342,7 @@ export interface paths {
         400: components['responses']['BadRequest']
         401: components['responses']['Unauthorized']
         403: components['responses']['Forbidden']
+        404: components['responses']['NotFound']
         409: components['responses']['Conflict']
         413: components['responses']['PayloadTooLarge']
         415: components['responses']['UnsupportedMediaType']
@@ -5126,6 +6492,143 @@ export interface components {
       /** @enum {string} */
       object: 'account'
     }
+    /** @description Who made a change (decisions.md, "Who did it"). */
+    Actor: {
+      /** @description The key's id (`key_…`), the person's (`usr_…`), the device's (`dev_…`), or `service`. */
+      id: string
+      /** @description As it is now: the key's label (null for a key without one), the person's name, the device's code (null once the device is deleted), `Attendance service`. */
+      name: string | null
+      /** @description `api_key`: an integration's key; `user`: a signed-in person; `device`: a paired time clock's key; `service`: the service itself (closing a forgotten check-out). */
+      type: 'api_key' | 'user' | 'device' | 'service'
+    }
+    /** @description An API key of the account, for an integration. Never carries its secret: only the create answer does, once. */
+    ApiKey: {
+      account_id: string
+      /**
+       * Format: date-time
+       * @description UTC, ISO-8601 with milliseconds.
+       */
+      created: string
+      expires_at: string | null
+      /** @description Prefix `key_`. */
+      id: string
+      /** @description What people call the key; a session revision made with it shows it as `actor.name`. */
+      label: string | null
+      livemode: boolean
+      /** @description The locations the key is held to (decisions.md, "Sites"); null: every location of its mode. */
+      location_ids: string[] | null
+      /** @description The mode the key works in: it sees and makes only objects of this mode. */
+      mode: 'test' | 'live'
+      /** @enum {string} */
+      object: 'api_key'
+      /** @description The first 12 characters of the secret, to tell keys apart. */
+      prefix: string
+      /** @description When it was revoked (refused by every process within 5 s); null while it is not. */
+      revoked_at: string | null
+      /** @description What the key may do (`<resource>:read|write`). */
+      scopes: string[]
+    }
+    /** @description Who did what to people and keys; never a token, password or secret. */
+    AuditEntry: {
+      /** @description Who did it. */
+      actor: {
+        /** @description The key's or the person's id (`service` for the command line). */
+        id: string
+        /** @description A key's label, a person's name, a device's code, as they were then. */
+        name: string | null
+        /** @description `service`: the command line (`npm run cli -- users …`). */
+        type: 'api_key' | 'user' | 'device' | 'service'
+      }
+      /**
+       * Format: date-time
+       * @description UTC, ISO-8601 with milliseconds.
+       */
+      created: string
+      /** @description Prefix `aud_`. */
+      id: string
+      /** @description The client's address; null: none. */
+      ip: string | null
+      /** @enum {string} */
+      object: 'audit_entry'
+      /** @description The person or key it was done to; null when the actor acted on itself alone. */
+      target: {
+        id: string
+        type: 'user' | 'api_key'
+      } | null
+      /** @enum {string} */
+      type:
+        | 'sign_in'
+        | 'sign_in_failed'
+        | 'sign_out'
+        | 'password_changed'
+        | 'password_reset'
+        | 'user_invited'
+        | 'user_updated'
+        | 'user_deactivated'
+        | 'user_reactivated'
+        | 'key_created'
+        | 'key_revoked'
+        | 'sso_linked'
+    }
+    /** @description A signed-in person's session: who, in which accounts with which role, and the CSRF token of its cookie requests. The cookie itself is never in a body. */
+    AuthSession: {
+      /** @description The accounts the person is active in (at least one). */
+      accounts: {
+        /** @description Prefix `acct_`: what the `Attendance-Account` header names. */
+        id: string
+        name: string
+        /**
+         * @description The person's role there.
+         * @enum {string}
+         */
+        role: 'owner' | 'admin' | 'payroll' | 'manager' | 'viewer'
+      }[]
+      /** @description Send it as `X-CSRF-Token` with every POST, PATCH and DELETE made with the cookie; the same for the whole session. */
+      csrf_token: string
+      /**
+       * Format: date-time
+       * @description UTC, ISO-8601 with milliseconds.
+       */
+      expires_at: string
+      /** @enum {string} */
+      object: 'auth_session'
+      /** @description The signed-in person. */
+      user: {
+        email: string
+        /** @description Prefix `usr_`. */
+        id: string
+        name: string
+      }
+    }
+    /** @description A new API key with its secret, shown this once. */
+    CreatedApiKey: {
+      account_id: string
+      /**
+       * Format: date-time
+       * @description UTC, ISO-8601 with milliseconds.
+       */
+      created: string
+      expires_at: string | null
+      /** @description Prefix `key_`. */
+      id: string
+      /** @description What people call the key; a session revision made with it shows it as `actor.name`. */
+      label: string | null
+      livemode: boolean
+      /** @description The locations the key is held to (decisions.md, "Sites"); null: every location of its mode. */
+      location_ids: string[] | null
+      /** @description The mode the key works in: it sees and makes only objects of this mode. */
+      mode: 'test' | 'live'
+      /** @enum {string} */
+      object: 'api_key'
+      /** @description The first 12 characters of the secret, to tell keys apart. */
+      prefix: string
+      /** @description When it was revoked (refused by every process within 5 s); null while it is not. */
+      revoked_at: string | null
+      /** @description What the key may do (`<resource>:read|write`). */
+      scopes: string[]
+      /** @description The key itself (`sk_test_…` or `sk_live_…`), sent as `Authorization: Bearer <secret>`. Shown in this answer only: the service keeps its SHA-256. */
+      secret: string
+    }
     /** @description What a device key learns of its own device. */
     CurrentDevice: {
       device: components['schemas']['Device']
@@ -5266,8 +6769,17 @@ export interface components {
           | 'method_not_allowed'
           | 'body_too_large'
           | 'unsupported_media_type'
+          | 'missing_account'
+          | 'missing_mode'
+          | 'invalid_credentials'
+          | 'sso_failed'
           | 'missing_scope'
           | 'device_mismatch'
+          | 'location_restricted'
+          | 'self_approval'
+          | 'csrf_token_invalid'
+          | 'sso_user_unknown'
+          | 'self_change'
           | 'route_not_found'
           | 'resource_missing'
           | 'duplicate_ident'
@@ -5284,6 +6796,9 @@ export interface components {
           | 'pay_rule_in_use'
           | 'idempotency_key_reuse'
           | 'idempotency_key_in_use'
+          | 'email_in_use'
+          | 'last_owner'
+          | 'not_invited'
           | 'missing_param'
           | 'unknown_param'
           | 'invalid_type'
@@ -5309,6 +6824,7 @@ export interface components {
           | 'invalid_pin'
           | 'rate_limited'
           | 'pin_locked'
+          | 'sign_in_locked'
           | 'not_ready'
           | 'database_timeout'
         message: string
@@ -5386,8 +6902,12 @@ export interface components {
        */
       created: string
       employee_id: string | null
+      /** @description Last day of employment (inclusive), YYYY-MM-DD; null: still employed. */
+      end_date: string | null
       /** @description A PIN is set (the PIN itself is never shown). */
       has_pin: boolean
+      /** @description Where the operator works; null: nowhere in particular. */
+      home_location_id: string | null
       /** @description Prefix `op_`. */
       id: string
       ident: string
@@ -5398,6 +6918,8 @@ export interface components {
       object: 'operator'
       /** @description The operator's own pay rule; null: the account's default rule applies, if any. */
       pay_rule_id: string | null
+      /** @description First day of employment (inclusive), YYYY-MM-DD; null: not recorded. */
+      start_date: string | null
       /**
        * Format: date-time
        * @description UTC, ISO-8601 with milliseconds.
@@ -5407,6 +6929,8 @@ export interface components {
     /** @description A range of work dates that payroll closes once every session in it is reviewed. */
     PayPeriod: {
       closed_at: string | null
+      /** @description While closed: who closed it (the key or the signed-in person), as they are now; null while open. */
+      closed_by: components['schemas']['Actor'] | null
       /**
        * Format: date-time
        * @description UTC, ISO-8601 with milliseconds.
@@ -5616,7 +7140,7 @@ export interface components {
       /** @description `pending` for flagged sessions (API create or edit, a flagged closure) and again after any edit; `not_required` for scanned sessions without a flag; `approved` or `rejected` after review. */
       review_status: 'pending' | 'not_required' | 'approved' | 'rejected'
       reviewed_at: string | null
-      /** @description The id of the API key that approved or rejected the session. */
+      /** @description Who approved or rejected the session, by id: the API key's (`key_…`) or the signed-in person's (`usr_…`). The session's latest `approved` or `rejected` revision names them (`actor`). */
       reviewed_by: string | null
       source: 'api' | 'scan'
       status: 'open' | 'completed'
@@ -5634,6 +7158,7 @@ export interface components {
     SessionRevision: {
       /** @description created, updated, deleted, checked_in, checked_out, break_started, break_ended, closed, approved or rejected. */
       action: string
+      actor: components['schemas']['Actor']
       after: components['schemas']['Session'] | null
       before: components['schemas']['Session'] | null
       /**
@@ -5643,9 +7168,9 @@ export interface components {
       created: string
       /** @description Prefix `rev_`. */
       id: string
-      /** @description The API key that made the change; `service` when the service closed a forgotten check-out. */
+      /** @description Who made the change, by id: the API key or device key (`key_…`), the signed-in person (`usr_…`), or `service` when the service closed a forgotten check-out. `actor` says who that is. */
       key_id: string
-      /** @description The label of the key in `key_id` as it is now (set with the CLI's `keys label`); null for an unlabelled key and for the service's own changes. */
+      /** @description The label of the API key in `key_id` as it is now (set with the CLI's `keys label`); null for an unlabelled key, a device's key, a person and the service's own changes. */
       key_label: string | null
       livemode: boolean
       /** @enum {string} */
@@ -5684,6 +7209,68 @@ export interface components {
       rejected_hours: number
       /** @description Sessions on this date (or week), whatever their review status. */
       sessions: number
+    }
+    /** @description A person in this account (their membership): no `livemode`, a person works in both modes of an account. */
+    User: {
+      /**
+       * Format: date-time
+       * @description UTC, ISO-8601 with milliseconds.
+       */
+      created: string
+      email: string
+      /** @description Prefix `usr_`: the person's id, the same in every account. */
+      id: string
+      /** @description The last sign-in in which this account was offered; null: never. */
+      last_sign_in_at: string | null
+      location_ids: string[] | null
+      name: string
+      /** @enum {string} */
+      object: 'user'
+      operator_id: string | null
+      /**
+       * @description What the person may do in the account (docs/access.md, "Roles").
+       * @enum {string}
+       */
+      role: 'owner' | 'admin' | 'payroll' | 'manager' | 'viewer'
+      /** @description `invited` until the invitation is accepted; `deactivated`: may not act in this account (reactivate to undo). */
+      status: 'invited' | 'active' | 'deactivated'
+      /**
+       * Format: date-time
+       * @description UTC, ISO-8601 with milliseconds.
+       */
+      updated: string
+    }
+    /** @description The invited user with the invitation's link: the create and invite answers only. */
+    UserWithInviteUrl: {
+      /**
+       * Format: date-time
+       * @description UTC, ISO-8601 with milliseconds.
+       */
+      created: string
+      email: string
+      /** @description Prefix `usr_`: the person's id, the same in every account. */
+      id: string
+      /** @description `<PUBLIC_URL>/console/accept-invite#token=…`: single use, valid 7 days; a newer link voids it. Shown only here. */
+      invite_url: string
+      /** @description The last sign-in in which this account was offered; null: never. */
+      last_sign_in_at: string | null
+      location_ids: string[] | null
+      name: string
+      /** @enum {string} */
+      object: 'user'
+      operator_id: string | null
+      /**
+       * @description What the person may do in the account (docs/access.md, "Roles").
+       * @enum {string}
+       */
+      role: 'owner' | 'admin' | 'payroll' | 'manager' | 'viewer'
+      /** @description `invited` until the invitation is accepted; `deactivated`: may not act in this account (reactivate to undo). */
+      status: 'invited' | 'active' | 'deactivated'
+      /**
+       * Format: date-time
+       * @description UTC, ISO-8601 with milliseconds.
+       */
+      updated: string
     }
     /** @description One POST of a delivery to its endpoint. */
     WebhookAttempt: {
@@ -5792,7 +7379,7 @@ export interface components {
     }
   }
   responses: {
-    /** @description Malformed request: bad JSON, a body that is not an object, a bad cursor. Codes: `invalid_json`, `invalid_body`, `invalid_cursor`, `malformed_url`, `malformed_request`, `missing_host_header`. */
+    /** @description Malformed request: bad JSON, a body that is not an object, a bad cursor. Codes: `invalid_json`, `invalid_body`, `invalid_cursor`, `malformed_url`, `malformed_request`, `missing_host_header`, `missing_account`, `missing_mode`. */
     BadRequest: {
       headers: {
         'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
@@ -5805,7 +7392,7 @@ export interface components {
         'application/json': components['schemas']['ErrorEnvelope']
       }
     }
-    /** @description A uniqueness conflict, a session overlapping another of its operator, a disabled webhook endpoint, or an Idempotency-Key reused with another request or still in flight. Codes: `duplicate_ident`, `duplicate_device_code`, `open_session_exists`, `overlapping_session`, `endpoint_disabled`, `session_open`, `check_out_missing`, `period_closed`, `period_not_over`, `pending_reviews`, `overlapping_period`, `pay_rule_in_use`, `idempotency_key_reuse`, `idempotency_key_in_use`. */
+    /** @description A uniqueness conflict, a session overlapping another of its operator, a disabled webhook endpoint, or an Idempotency-Key reused with another request or still in flight. Codes: `duplicate_ident`, `duplicate_device_code`, `open_session_exists`, `overlapping_session`, `endpoint_disabled`, `session_open`, `check_out_missing`, `period_closed`, `period_not_over`, `pending_reviews`, `overlapping_period`, `pay_rule_in_use`, `idempotency_key_reuse`, `idempotency_key_in_use`, `email_in_use`, `last_owner`, `not_invited`. */
     Conflict: {
       headers: {
         'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
@@ -5819,7 +7406,7 @@ export interface components {
         'application/json': components['schemas']['ErrorEnvelope']
       }
     }
-    /** @description The key lacks the scope of this route (`insufficient_scope`). Codes: `missing_scope`, `device_mismatch`. */
+    /** @description The key lacks the scope of this route (`insufficient_scope`). Codes: `missing_scope`, `device_mismatch`, `location_restricted`, `self_approval`, `csrf_token_invalid`, `sso_user_unknown`, `self_change`. */
     Forbidden: {
       headers: {
         'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
@@ -5886,7 +7473,7 @@ export interface components {
         'application/json': components['schemas']['ErrorEnvelope']
       }
     }
-    /** @description Too many requests for this key; retry after `Retry-After` seconds. Codes: `rate_limited`, `pin_locked`. */
+    /** @description Too many requests for this key; retry after `Retry-After` seconds. Codes: `rate_limited`, `pin_locked`, `sign_in_locked`. */
     RateLimited: {
       headers: {
         'Retry-After': components['headers']['Retry-After']
@@ -5913,7 +7500,7 @@ export interface components {
         'application/json': components['schemas']['ErrorEnvelope']
       }
     }
-    /** @description Missing, invalid, revoked or expired key (`authentication_error`). */
+    /** @description Missing, invalid, revoked or expired key (`authentication_error`). Codes: `invalid_credentials`, `sso_failed`. */
     Unauthorized: {
       headers: {
         'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
