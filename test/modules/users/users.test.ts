@@ -20,6 +20,7 @@ import {
   createPerson,
   freshAddress,
   type Person,
+  SecretWatch,
   type SignedIn,
   signIn,
 } from '../../helpers/people.js'
@@ -66,8 +67,14 @@ describe('people of an account: /v1/users', () => {
   const clock = useTestClock()
   let t: TestApp
 
+  // Every log line, at the finest level, to look for the links' tokens in.
+  const watch = new SecretWatch()
+
   beforeAll(async () => {
-    t = await buildTestApp({ publicUrl: 'https://attendance.example.com' })
+    t = await buildTestApp(
+      { publicUrl: 'https://attendance.example.com', logLevel: 'trace' },
+      { logStream: watch.logStream },
+    )
   })
   afterAll(() => t.close())
 
@@ -478,6 +485,30 @@ describe('people of an account: /v1/users', () => {
       for (const browser of browsers)
         expectError(await browser.client(member.accountId).get('/v1/operators'), 401, 'authentication_error')
     })
+  })
+
+  it('no link token in the log, the audit log or the events: only the create and invite answers carry one', async () => {
+    const { owner, api } = await team()
+    const user = await created(invite(api, {}))
+    const again = await ok(api.post<Invited>(`/v1/users/${user.id}/invite`))
+    const tokens = [tokenOf(user.invite_url), tokenOf(again.invite_url)]
+    watch.remember(...tokens)
+    expect(watch.lines.length).toBeGreaterThan(0)
+    expect(watch.leaked()).toEqual([])
+    const audit = await t.db
+      .selectFrom('audit_log')
+      .selectAll()
+      .where('account_id', '=', owner.accountId)
+      .execute()
+    const events = await t.db
+      .selectFrom('events')
+      .selectAll()
+      .where('account_id', '=', owner.accountId)
+      .execute()
+    expect(watch.leaked([JSON.stringify(audit), JSON.stringify(events)])).toEqual([])
+    const read = await ok(api.get(`/v1/users/${user.id}`))
+    const log = await ok(api.get('/v1/audit-log'))
+    expect(watch.leaked([JSON.stringify(read), JSON.stringify(log)])).toEqual([])
   })
 
   describe('GET /v1/users and GET /v1/audit-log', () => {
