@@ -20,7 +20,7 @@ const CREATE_STATEMENTS: Expected[] = [
   // The device, and its location's time zone (the work date), in one statement.
   [/^select "d"\.\*, "l"\."timezone" as "location_timezone" from "devices" as "d" left join "locations" /],
   // No overlap with the operator's other sessions: after the operator's lock, in a statement of its own.
-  [/^select "id" from "sessions" .* union all select "id" from "sessions" /],
+  [/^select "id", "location_id" from "sessions" .* union all select "id", "location_id" from "sessions" /],
   // The pay-period lock, shared, then the closed-period read after it (a statement's snapshot is
   // taken when it starts: a read in the statement that waits for the lock would miss a close).
   [/^select pg_advisory_xact_lock_shared\(/],
@@ -81,7 +81,8 @@ describe.runIf(dialect === 'postgres')('round trips of a create on PostgreSQL', 
     const stored = await t.db
       .selectFrom('idempotency_keys')
       .select(['status', 'response_status'])
-      .where('key', '=', 'rt-1')
+      // Stored under the principal (a key's id), as every Idempotency-Key is.
+      .where('key', '=', `${w.key.id}:rt-1`)
       .executeTakeFirstOrThrow()
     expect(stored).toEqual({ status: 'done', response_status: 201 })
   })
