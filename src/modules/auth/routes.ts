@@ -21,6 +21,7 @@ import {
 } from '../users/sign-in.js'
 import {
   AcceptInviteBody,
+  AuthMethods,
   AuthSession,
   ChangePasswordBody,
   ForgotPasswordBody,
@@ -39,7 +40,13 @@ function answerEmpty(reply: FastifyReply, status: 202 | 204): FastifyReply {
  * The signed-in person's side of people and access (decisions.md, "Sign-in", "Password reset"): the
  * session cookie's start and end, passwords, and accepting an invitation or the owner's set-up link.
  */
-export function authRoutes(config: { publicUrl: string; smtpUrl: string | undefined; smtpFrom: string }) {
+export function authRoutes(config: {
+  publicUrl: string
+  smtpUrl: string | undefined
+  smtpFrom: string
+  /** Set when single sign-on is (its settings are sso/routes.ts's): only whether it is, is told here. */
+  oidc: object | undefined
+}) {
   return async (instance: FastifyInstance): Promise<void> => {
     const app = instance.withTypeProvider<TypeBoxTypeProvider>()
     const mailer = createMailer(config)
@@ -82,6 +89,26 @@ export function authRoutes(config: { publicUrl: string; smtpUrl: string | undefi
         setSessionCookie(reply, config.publicUrl, session)
         return session.answer
       },
+    )
+
+    app.get(
+      '/v1/auth/methods',
+      {
+        config: { public: true },
+        schema: {
+          tags,
+          summary: 'How people sign in here (no key): what the sign-in page offers',
+          description:
+            'Always e-mail and password; `sso` when single sign-on is set up (OIDC_*), started in the browser at GET /v1/auth/sso/start. The console asks before showing "Sign in with SSO".',
+          security: [],
+          response: { 200: ref(AuthMethods, 'The ways to sign in.') },
+        },
+      },
+      async () => ({
+        object: 'auth_methods' as const,
+        password: true as const,
+        sso: config.oidc !== undefined,
+      }),
     )
 
     app.get(

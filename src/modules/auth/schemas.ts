@@ -61,6 +61,23 @@ export const AuthSession = Type.Object(
 )
 export type AuthSession = Static<typeof AuthSession>
 
+/** What the console's sign-in page offers, asked before anyone signs in. */
+export const AuthMethods = Type.Object(
+  {
+    object: Type.Literal('auth_methods'),
+    password: Type.Literal(true, { description: 'E-mail and password (POST /v1/auth/sign-in): always.' }),
+    sso: Type.Boolean({
+      description:
+        'Whether single sign-on is set up (OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET): a browser then starts it at GET /v1/auth/sso/start.',
+    }),
+  },
+  {
+    $id: 'AuthMethods',
+    additionalProperties: false,
+    description: 'How people sign in to this service: what the sign-in page offers.',
+  },
+)
+
 export const SignInBody = Type.Object(
   {
     email: Type.String({
@@ -109,4 +126,4 @@ export const AcceptInviteBody = Type.Object(
 )
 
 /** The module's named schemas (see keys/schemas.ts). */
-export const COMPONENT_SCHEMAS = [AuthSession]
+export const COMPONENT_SCHEMAS = [AuthSession, AuthMethods]
