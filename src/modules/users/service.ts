@@ -48,7 +48,7 @@ export interface Change {
 export const CLI_CHANGE: Change = { actor: { type: 'service', id: 'service', name: 'cli' }, ip: null }
 
 /** A link of the console that takes a token: accepting an invitation (or the owner's set-up), a reset. */
-export function linkUrl(publicUrl: string, page: 'accept-invite' | 'reset-password', token: string): string {
+function linkUrl(publicUrl: string, page: 'accept-invite' | 'reset-password', token: string): string {
   return `${publicUrl}/console/${page}#token=${token}`
 }
 
