@@ -5,7 +5,7 @@ import { userNames } from '../users/names.js'
 import type { Actor } from './schemas.js'
 
 /** What the service's own changes are shown as (a forgotten check-out closed by the sweep). */
-export const SERVICE_ACTOR_NAME = 'Attendance service'
+const SERVICE_ACTOR_NAME = 'Attendance service'
 
 const isKeyId = (id: string) => id.startsWith('key_')
 const isPersonId = (id: string) => id.startsWith('usr_')
@@ -38,9 +38,4 @@ export async function actorsOf(
     if (isPersonId(id)) return { type: 'user', id, name: people.get(id) ?? null }
     return { type: 'service', id, name: SERVICE_ACTOR_NAME }
   }
-}
-
-/** One principal's actor (see actorsOf). */
-export async function actorOf(db: Executor, accountId: string, principalId: string): Promise<Actor> {
-  return (await actorsOf(db, accountId, [principalId]))(principalId)
 }
