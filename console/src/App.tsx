@@ -16,7 +16,7 @@ import {
   preferredMode,
   rememberSignedIn,
 } from './person-preferences.js'
-import { dropHash, match, navigate, usePath } from './router.js'
+import { BASE, dropHash, match, navigate, usePath } from './router.js'
 import { forgetKey, modeOfKey, storedKey, storeKey } from './session-key.js'
 import { AcceptInvitePage } from './sign-in/AcceptInvitePage.js'
 import { KEY_FORM } from './sign-in/forms.js'
@@ -70,6 +70,14 @@ function initialState(): State {
   return mightBeSignedIn() ? { kind: 'checking' } : { kind: 'signed-out' }
 }
 
+/**
+ * Single sign-on's refusals land on `/console/sign-in` (any page signs in where it is, but this one
+ * is no page of a signed-in console): signed in, home.
+ */
+function leaveSignInPage(): void {
+  if (window.location.pathname === `${BASE}/sign-in`) navigate('/', { replace: true })
+}
+
 function withDirectories(signedIn: Omit<SignedIn, 'locations' | 'operators'>): SignedIn {
   const { api } = signedIn
   return {
@@ -89,9 +97,15 @@ export function App() {
     forgetSignedIn()
     setState({ kind: 'signed-out', notice })
   }
+  /** Whoever signs in next starts at home, not on the page the last one left. */
+  const signedOutHome = () => {
+    signedOut()
+    navigate('/', { replace: true })
+  }
   const personSignedIn = (session: AuthSession) => {
     rememberSignedIn()
     setState({ kind: 'person', session })
+    leaveSignInPage()
   }
   /** A 401 in the middle of work: is the session over (signed out elsewhere, idle, a new password)? */
   const recheck = () =>
@@ -127,8 +141,8 @@ export function App() {
         can: canOfKey,
         signOut: () => {
           forgetKey()
-          // Back to the form it signed in with.
-          window.history.replaceState(null, '', KEY_FORM)
+          // Home, on the form it signed in with: whoever signs in next starts there.
+          window.history.replaceState(null, '', `${BASE}/${KEY_FORM}`)
           setState({ kind: 'signed-out' })
         },
       })
@@ -160,7 +174,7 @@ export function App() {
       can: canOfRole(account.role),
       signOut: () => {
         // Signed out here whatever the answer: a session already ended elsewhere is ended here too.
-        api.auth.signOut().finally(() => signedOut())
+        api.auth.signOut().then(signedOutHome, signedOutHome)
       },
     })
   }, [key, keyMode, session, account, mode])
@@ -188,7 +202,6 @@ export function App() {
   }
 
   if (state.kind === 'checking') return <main class="sign-in" aria-busy="true" />
-  if (session && !account) return <NoAccountPage session={session} onSignOut={() => signedOut()} />
   if (!signedIn) {
     return (
       <SignInPage
@@ -197,6 +210,7 @@ export function App() {
           storeKey(newKey)
           dropHash()
           setState({ kind: 'key', key: newKey, mode: modeOfKey(newKey) ?? 'test' })
+          leaveSignInPage()
         }}
         onSession={personSignedIn}
       />
@@ -208,22 +222,5 @@ export function App() {
         <CurrentPage path={path} signedIn={signedIn} />
       </Layout>
     </SignedInContext.Provider>
-  )
-}
-
-/** A person whose every membership was deactivated: nothing to show, and nothing to do but sign out. */
-function NoAccountPage({ session, onSignOut }: { session: AuthSession; onSignOut: () => void }) {
-  const signOut = () =>
-    consoleClient({ session: { mode: 'live', csrfToken: session.csrf_token } })
-      .auth.signOut()
-      .finally(onSignOut)
-  return (
-    <main class="sign-in">
-      <PageTitle>No account</PageTitle>
-      <p>You are not active in any account here. An owner of your account can reactivate you.</p>
-      <button type="button" onClick={signOut}>
-        Sign out
-      </button>
-    </main>
   )
 }

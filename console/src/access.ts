@@ -33,3 +33,16 @@ export const ROLE_WORDS: Readonly<Record<Role, string>> = {
   manager: 'Manager',
   viewer: 'Viewer',
 }
+
+/** What each role may do, in a line (decisions.md, "Roles"), under the role's menu. */
+export const ROLE_MEANING: Readonly<Record<Role, string>> = {
+  owner: 'everything, people and API keys included',
+  admin: 'everything but people and API keys',
+  payroll: 'timesheets, pay periods and pay rules; reviews sessions and leave',
+  manager: 'reviews sessions, plans shifts and leave; reads operators, devices and timesheets',
+  viewer: 'reads what the others do, changes nothing',
+}
+
+export const ROLE_OPTIONS: ReadonlyArray<readonly [Role, string]> = (
+  ['owner', 'admin', 'payroll', 'manager', 'viewer'] as const
+).map((role) => [role, ROLE_WORDS[role]] as const)

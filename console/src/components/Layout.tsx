@@ -121,7 +121,7 @@ export function Layout({
   return (
     <>
       <ModeBanner />
-      <header class="top-bar">
+      <header class={who.kind === 'person' ? 'top-bar top-bar-person' : 'top-bar'}>
         <span class="brand">Attendance console</span>
         <AccountName />
         {who.kind === 'person' && <PersonBar person={who} />}

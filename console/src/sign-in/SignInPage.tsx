@@ -1,6 +1,9 @@
 import type { AuthSession } from '../../../packages/client/src/client.js'
+import { signedOutClient } from '../api.js'
 import { PageTitle } from '../components/PageTitle.js'
-import { useHash } from '../router.js'
+import { useLoad } from '../hooks.js'
+import { rememberSignedIn } from '../person-preferences.js'
+import { addressQuery, useHash } from '../router.js'
 import { ForgotPassword } from './ForgotPassword.js'
 import { FORGOT_FORM, KEY_FORM } from './forms.js'
 import { KeySignIn } from './KeySignIn.js'
@@ -35,7 +38,9 @@ export function SignInPage({
       {form === 'forgot' && <ForgotPassword />}
       {form === 'password' && (
         <>
+          <SsoRefusal />
           <PasswordSignIn onSignedIn={onSession} />
+          <SingleSignOn />
           <ul class="sign-in-other">
             <li>
               <a href={FORGOT_FORM}>Forgot your password?</a>
@@ -47,5 +52,36 @@ export function SignInPage({
         </>
       )}
     </main>
+  )
+}
+
+/**
+ * "Sign in with SSO", when the service has single sign-on (`GET /v1/auth/methods`): a navigation to
+ * the provider, which comes back to the console signed in (so the page asks for the session then).
+ */
+function SingleSignOn() {
+  const methods = useLoad(() => signedOutClient().auth.methods(), [])
+  if (!methods.value?.sso) return null
+  return (
+    <p class="sso">
+      <a class="button-link" href="/v1/auth/sso/start" onClick={rememberSignedIn}>
+        Sign in with SSO
+      </a>
+    </p>
+  )
+}
+
+/** Why single sign-on sent the browser back here (`/console/sign-in?sso_error=…`), in words. */
+function SsoRefusal() {
+  const code = addressQuery().get('sso_error')
+  if (code === null) return null
+  return (
+    <div class="notice notice-error" role="alert">
+      <p>
+        {code === 'sso_user_unknown'
+          ? 'Single sign-on found nobody here with that verified e-mail: ask an owner of your account to invite you.'
+          : 'Single sign-on did not finish (it took too long, or began in another browser): try again.'}
+      </p>
+    </div>
   )
 }

@@ -1,8 +1,17 @@
 import { AttendanceApiError, AttendanceConnectionError } from './errors.js'
 import type {
   AcceptInviteParams,
+  ApiKey,
+  ApiKeyCreateParams,
+  ApiKeyList,
+  ApiKeyListParams,
+  AuditEntry,
+  AuditLogList,
+  AuditLogListParams,
+  AuthMethods,
   AuthSession,
   ChangePasswordParams,
+  CreatedApiKey,
   CurrentDevice,
   DeletedObject,
   Device,
@@ -56,6 +65,12 @@ import type {
   TimesheetEntry,
   TimesheetList,
   TimesheetListParams,
+  User,
+  UserCreateParams,
+  UserList,
+  UserListParams,
+  UserUpdateParams,
+  UserWithInviteUrl,
   WebhookDelivery,
   WebhookDeliveryList,
   WebhookDeliveryListParams,
@@ -189,6 +204,9 @@ export class AttendanceClient {
   readonly payRules: PayRules
   readonly timesheets: Timesheets
   readonly auth: Auth
+  readonly users: Users
+  readonly apiKeys: ApiKeys
+  readonly auditLog: AuditLog
 
   // Private fields: the key never shows in console.log(client) or JSON.stringify(client).
   readonly #credentials: { apiKey: string } | { session: SessionCredentials }
@@ -238,6 +256,9 @@ export class AttendanceClient {
     this.payRules = new PayRules(this)
     this.timesheets = new Timesheets(this)
     this.auth = new Auth(this)
+    this.users = new Users(this)
+    this.apiKeys = new ApiKeys(this)
+    this.auditLog = new AuditLog(this)
   }
 
   /**
@@ -826,6 +847,10 @@ export class Timesheets extends Resource {
  * browser that keeps the service's HttpOnly cookie, which these answers set and clear.
  */
 export class Auth extends Resource {
+  /** `GET /v1/auth/methods` (no key, no cookie): whether the service offers single sign-on too. */
+  methods(options?: RequestOptions): Promise<AuthMethods> {
+    return this.request('GET', '/v1/auth/methods', options)
+  }
   /** `POST /v1/auth/sign-in`: the person, their accounts and the session's CSRF token; sets the cookie. */
   signIn(params: SignInParams, options?: RequestOptions): Promise<AuthSession> {
     return this.request('POST', '/v1/auth/sign-in', { ...options, body: params })
@@ -834,24 +859,93 @@ export class Auth extends Resource {
   session(options?: RequestOptions): Promise<AuthSession> {
     return this.request('GET', '/v1/auth/session', options)
   }
-  /** `POST /v1/auth/sign-out`: ends this session. */
-  signOut(options?: RequestOptions): Promise<unknown> {
+  /** `POST /v1/auth/sign-out`: ends this session and clears its cookie. */
+  signOut(options?: RequestOptions): Promise<void> {
     return this.request('POST', '/v1/auth/sign-out', options)
   }
   /** `POST /v1/auth/password`: a new password; the person's other sessions end. */
-  changePassword(params: ChangePasswordParams, options?: RequestOptions): Promise<unknown> {
+  changePassword(params: ChangePasswordParams, options?: RequestOptions): Promise<void> {
     return this.request('POST', '/v1/auth/password', { ...options, body: params })
   }
   /** `POST /v1/auth/forgot-password`: 202 whatever the e-mail; a link goes to it when the service sends e-mail. */
-  forgotPassword(params: ForgotPasswordParams, options?: RequestOptions): Promise<unknown> {
+  forgotPassword(params: ForgotPasswordParams, options?: RequestOptions): Promise<void> {
     return this.request('POST', '/v1/auth/forgot-password', { ...options, body: params })
   }
   /** `POST /v1/auth/reset-password`: the link's token sets the password; every session of the person ends. */
-  resetPassword(params: ResetPasswordParams, options?: RequestOptions): Promise<unknown> {
+  resetPassword(params: ResetPasswordParams, options?: RequestOptions): Promise<void> {
     return this.request('POST', '/v1/auth/reset-password', { ...options, body: params })
   }
   /** `POST /v1/auth/accept-invite`: the invitation's token activates the membership and signs in. */
   acceptInvite(params: AcceptInviteParams, options?: RequestOptions): Promise<AuthSession> {
     return this.request('POST', '/v1/auth/accept-invite', { ...options, body: params })
+  }
+}
+
+/**
+ * The people of the request's account (scope `users:read`/`users:write`, which only a person's role
+ * holds: an owner's), so for a client made with `session`.
+ */
+export class Users extends Resource {
+  /** `POST /v1/users` (idempotent): an invited person; the answer alone carries `invite_url`. */
+  create(params: UserCreateParams, options?: RequestOptions): Promise<UserWithInviteUrl> {
+    return this.request('POST', '/v1/users', { ...options, body: params, idempotent: true })
+  }
+  retrieve(id: string, options?: RequestOptions): Promise<User> {
+    return this.request('GET', pathOf('/v1/users', id), options)
+  }
+  /** `PATCH /v1/users/{id}`: name, role, sites, worker record (never one's own role, sites or record). */
+  update(id: string, params: UserUpdateParams, options?: RequestOptions): Promise<User> {
+    return this.request('PATCH', pathOf('/v1/users', id), { ...options, body: params })
+  }
+  list(params: UserListParams = {}, options?: RequestOptions): Promise<UserList> {
+    return this.request('GET', '/v1/users', { ...options, query: params })
+  }
+  iterate(params: UserListParams = {}, options?: RequestOptions): AsyncIterableIterator<User> {
+    return paginate((page: UserListParams) => this.list(page, options), params)
+  }
+  deactivate(id: string, options?: RequestOptions): Promise<User> {
+    return this.request('POST', pathOf('/v1/users', id, '/deactivate'), options)
+  }
+  reactivate(id: string, options?: RequestOptions): Promise<User> {
+    return this.request('POST', pathOf('/v1/users', id, '/reactivate'), options)
+  }
+  /** `POST /v1/users/{id}/invite`: a new invitation link for an invited person; the earlier one stops working. */
+  invite(id: string, options?: RequestOptions): Promise<UserWithInviteUrl> {
+    return this.request('POST', pathOf('/v1/users', id, '/invite'), options)
+  }
+  /** `POST /v1/users/{id}/sign-out-everywhere`: every session of the person ends. */
+  signOutEverywhere(id: string, options?: RequestOptions): Promise<User> {
+    return this.request('POST', pathOf('/v1/users', id, '/sign-out-everywhere'), options)
+  }
+}
+
+/** The account's API keys, made and revoked by a person (scope `keys:write`, an owner's). */
+export class ApiKeys extends Resource {
+  /** `POST /v1/api-keys` (idempotent): the key with its `secret`, shown in this answer only. */
+  create(params: ApiKeyCreateParams, options?: RequestOptions): Promise<CreatedApiKey> {
+    return this.request('POST', '/v1/api-keys', { ...options, body: params, idempotent: true })
+  }
+  retrieve(id: string, options?: RequestOptions): Promise<ApiKey> {
+    return this.request('GET', pathOf('/v1/api-keys', id), options)
+  }
+  list(params: ApiKeyListParams = {}, options?: RequestOptions): Promise<ApiKeyList> {
+    return this.request('GET', '/v1/api-keys', { ...options, query: params })
+  }
+  iterate(params: ApiKeyListParams = {}, options?: RequestOptions): AsyncIterableIterator<ApiKey> {
+    return paginate((page: ApiKeyListParams) => this.list(page, options), params)
+  }
+  /** `POST /v1/api-keys/{id}/revoke`: refused by every process within 5 s. */
+  revoke(id: string, options?: RequestOptions): Promise<ApiKey> {
+    return this.request('POST', pathOf('/v1/api-keys', id, '/revoke'), options)
+  }
+}
+
+/** `GET /v1/audit-log` (owners): who did what to people and keys, newest first. */
+export class AuditLog extends Resource {
+  list(params: AuditLogListParams = {}, options?: RequestOptions): Promise<AuditLogList> {
+    return this.request('GET', '/v1/audit-log', { ...options, query: params })
+  }
+  iterate(params: AuditLogListParams = {}, options?: RequestOptions): AsyncIterableIterator<AuditEntry> {
+    return paginate((page: AuditLogListParams) => this.list(page, options), params)
   }
 }

@@ -140,33 +140,32 @@ export type Event = ResponseOf<Operation<'/v1/events/{id}', 'get'>>
 export type EventListParams = QueryOf<Operation<'/v1/events', 'get'>>
 export type EventList = ResponseOf<Operation<'/v1/events', 'get'>>
 
-// People and access (provisional: replaced by the generated types once the endpoints exist)
-export type Role = 'owner' | 'admin' | 'payroll' | 'manager' | 'viewer'
-export interface AuthSession {
-  object: 'auth_session'
-  user: { id: string; email: string; name: string }
-  accounts: { id: string; name: string; role: Role }[]
-  csrf_token: string
-  expires_at: string
-}
-export interface SignInParams {
-  email: string
-  password: string
-}
-export interface ChangePasswordParams {
-  current_password: string
-  new_password: string
-}
-export interface ForgotPasswordParams {
-  email: string
-}
-export interface ResetPasswordParams {
-  token: string
-  password: string
-}
-export interface AcceptInviteParams {
-  token: string
-  password: string
-  name?: string
-  email?: string
-}
+// People and access: signing in (a browser's session cookie), people and keys of an account, the audit log
+export type AuthSession = ResponseOf<Operation<'/v1/auth/session', 'get'>>
+/** How people sign in to the service: always e-mail and password, `sso` when single sign-on is set up. */
+export type AuthMethods = ResponseOf<Operation<'/v1/auth/methods', 'get'>>
+export type SignInParams = RequestBodyOf<Operation<'/v1/auth/sign-in', 'post'>>
+export type ChangePasswordParams = RequestBodyOf<Operation<'/v1/auth/password', 'post'>>
+export type ForgotPasswordParams = RequestBodyOf<Operation<'/v1/auth/forgot-password', 'post'>>
+export type ResetPasswordParams = RequestBodyOf<Operation<'/v1/auth/reset-password', 'post'>>
+export type AcceptInviteParams = RequestBodyOf<Operation<'/v1/auth/accept-invite', 'post'>>
+
+export type User = ResponseOf<Operation<'/v1/users/{id}', 'get'>>
+export type Role = User['role']
+/** The create and invite answers: the user with `invite_url`, the invitation's link, shown only there. */
+export type UserWithInviteUrl = ResponseOf<Operation<'/v1/users', 'post'>>
+export type UserCreateParams = RequestBodyOf<Operation<'/v1/users', 'post'>>
+export type UserUpdateParams = RequestBodyOf<Operation<'/v1/users/{id}', 'patch'>>
+export type UserListParams = QueryOf<Operation<'/v1/users', 'get'>>
+export type UserList = ResponseOf<Operation<'/v1/users', 'get'>>
+
+export type ApiKey = ResponseOf<Operation<'/v1/api-keys/{id}', 'get'>>
+/** The create answer: the key with its `secret`, shown only there. */
+export type CreatedApiKey = ResponseOf<Operation<'/v1/api-keys', 'post'>>
+export type ApiKeyCreateParams = RequestBodyOf<Operation<'/v1/api-keys', 'post'>>
+export type ApiKeyListParams = QueryOf<Operation<'/v1/api-keys', 'get'>>
+export type ApiKeyList = ResponseOf<Operation<'/v1/api-keys', 'get'>>
+
+export type AuditLogListParams = QueryOf<Operation<'/v1/audit-log', 'get'>>
+export type AuditLogList = ResponseOf<Operation<'/v1/audit-log', 'get'>>
+export type AuditEntry = ListItem<AuditLogList>

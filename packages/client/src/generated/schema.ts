@@ -514,6 +514,54 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/v1/auth/methods': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * How people sign in here (no key): what the sign-in page offers
+     * @description Always e-mail and password; `sso` when single sign-on is set up (OIDC_*), started in the browser at GET /v1/auth/sso/start. The console asks before showing "Sign in with SSO".
+     */
+    get: {
+      parameters: {
+        query?: never
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description The ways to sign in. */
+        200: {
+          headers: {
+            'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit']
+            'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining']
+            'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset']
+            'X-Request-Id': components['headers']['X-Request-Id']
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': components['schemas']['AuthMethods']
+          }
+        }
+        400: components['responses']['BadRequest']
+        422: components['responses']['ValidationError']
+        429: components['responses']['RateLimited']
+        500: components['responses']['InternalError']
+        503: components['responses']['ServiceUnavailable']
+      }
+    }
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/v1/auth/password': {
     parameters: {
       query?: never
@@ -6569,6 +6617,18 @@ export interface components {
         | 'key_created'
         | 'key_revoked'
         | 'sso_linked'
+    }
+    /** @description How people sign in to this service: what the sign-in page offers. */
+    AuthMethods: {
+      /** @enum {string} */
+      object: 'auth_methods'
+      /**
+       * @description E-mail and password (POST /v1/auth/sign-in): always.
+       * @enum {boolean}
+       */
+      password: true
+      /** @description Whether single sign-on is set up (OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET): a browser then starts it at GET /v1/auth/sso/start. */
+      sso: boolean
     }
     /** @description A signed-in person's session: who, in which accounts with which role, and the CSRF token of its cookie requests. The cookie itself is never in a body. */
     AuthSession: {
