@@ -61,21 +61,27 @@ export class CreateRunner {
     this.claimInCreateTransaction = !supportsRowLocks(db)
   }
 
+  /**
+   * `storedAs` is what a replay will answer instead of the answer itself: a create whose answer
+   * shows a secret once (an API key's, an invitation's link) stores it without, since only hashes
+   * of secrets are kept; its replay says null where the secret was.
+   */
   async run<T>(
     request: FastifyRequest,
     reply: FastifyReply,
     create: (trx: Trx) => Promise<T>,
     successStatus = 201,
+    storedAs: (created: T) => unknown = (created) => created,
   ): Promise<T> {
     if (this.claimInCreateTransaction) {
       const auth = requireAuth(request)
       const key = readKey(request)
       if (key !== undefined) {
         const scope = keyScope(auth, key)
-        return this.runInOneTransaction(reply, scope, fingerprint(request), create, successStatus)
+        return this.runInOneTransaction(reply, scope, fingerprint(request), create, successStatus, storedAs)
       }
     }
-    return this.runKeyed(request, reply, successStatus, (store) =>
+    return this.runKeyed(request, reply, successStatus, storedAs, (store) =>
       this.db.transaction().execute(async (trx) => {
         const created = await create(trx)
         await store?.(trx, created)
@@ -92,6 +98,7 @@ export class CreateRunner {
     request: FastifyRequest,
     reply: FastifyReply,
     successStatus: number,
+    storedAs: (created: T) => unknown,
     execute: (store: ((db: Executor, result: T) => Promise<void>) | undefined) => Promise<T>,
   ): Promise<T> {
     const auth = requireAuth(request)
@@ -106,7 +113,7 @@ export class CreateRunner {
     if (claim.kind === 'replay') return this.replay(reply, claim)
     try {
       const result = await execute((db, created) =>
-        this.complete(db, scope, claim.token, successStatus, JSON.stringify(created)),
+        this.complete(db, scope, claim.token, successStatus, JSON.stringify(storedAs(created))),
       )
       reply.code(successStatus)
       return result
@@ -143,6 +150,7 @@ export class CreateRunner {
     print: string,
     create: (trx: Trx) => Promise<T>,
     successStatus: number,
+    storedAs: (created: T) => unknown,
   ): Promise<T> {
     // A transaction of `db.transaction()` with a savepoint of our own, rather than Kysely's
     // controlled transaction and its `savepoint()`: those build objects and hand the connection
@@ -160,7 +168,7 @@ export class CreateRunner {
         await this.complete(trx, scope, claim.token, error.status, JSON.stringify(error.toBody()))
         return { kind: 'refused', error }
       }
-      await this.complete(trx, scope, claim.token, successStatus, JSON.stringify(result))
+      await this.complete(trx, scope, claim.token, successStatus, JSON.stringify(storedAs(result)))
       return { kind: 'created', result }
     })
     if (outcome.kind === 'replay') return this.replay(reply, outcome)

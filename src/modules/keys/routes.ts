@@ -63,8 +63,13 @@ export async function apiKeyRoutes(instance: FastifyInstance): Promise<void> {
       },
     },
     (request, reply) =>
-      app.creates.run(request, reply, (trx) =>
-        createApiKey(trx, requireAuth(request), changer(request), request.body),
+      app.creates.run(
+        request,
+        reply,
+        (trx) => createApiKey(trx, requireAuth(request), changer(request), request.body),
+        201,
+        // Only the SHA-256 of a key is kept: a replay cannot show the secret again.
+        (key) => ({ ...key, secret: null }),
       ),
   )
 

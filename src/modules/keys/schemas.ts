@@ -62,9 +62,9 @@ export type ApiKey = Static<typeof ApiKey>
 export const CreatedApiKey = Type.Object(
   {
     ...ApiKey.properties,
-    secret: Type.String({
+    secret: Type.Union([Type.String(), Type.Null()], {
       description:
-        'The key itself (`sk_test_…` or `sk_live_…`), sent as `Authorization: Bearer <secret>`. Shown in this answer only: the service keeps its SHA-256.',
+        'The key itself (`sk_test_…` or `sk_live_…`), sent as `Authorization: Bearer <secret>`. Shown in this answer only: the service keeps its SHA-256. Null in the replay of an `Idempotency-Key` (the secret is not stored to be replayed): revoke that key and make another.',
     }),
   },
   {

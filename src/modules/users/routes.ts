@@ -91,8 +91,13 @@ export function userRoutes(config: { publicUrl: string; smtpUrl: string | undefi
       async (request, reply) => {
         const auth = requireAuth(request)
         const change = changeBy(request)
-        const user = await app.creates.run(request, reply, (trx) =>
-          inviteUser(trx, auth, request.body, change, config.publicUrl),
+        const user = await app.creates.run(
+          request,
+          reply,
+          (trx) => inviteUser(trx, auth, request.body, change, config.publicUrl),
+          201,
+          // The link's token is kept hashed only: a replay cannot show the link again.
+          (invited) => ({ ...invited, invite_url: null }),
         )
         // A replay answers the stored invitation; it was e-mailed the first time.
         if (reply.getHeader('idempotent-replayed') === undefined) emailInvitation(request, user, change)

@@ -57,9 +57,9 @@ export type User = Static<typeof User>
 export const UserWithInviteUrl = Type.Object(
   {
     ...userFields,
-    invite_url: Type.String({
+    invite_url: Type.Union([Type.String(), Type.Null()], {
       description:
-        '`<PUBLIC_URL>/console/accept-invite#token=…`: single use, valid 7 days; a newer link voids it. Shown only here.',
+        '`<PUBLIC_URL>/console/accept-invite#token=…`: single use, valid 7 days; a newer link voids it. Shown only here. Null in the replay of an `Idempotency-Key` (the link is not stored to be replayed): ask for a new one with `POST /v1/users/{id}/invite`.',
     }),
   },
   {

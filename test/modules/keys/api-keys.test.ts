@@ -304,17 +304,20 @@ describe('API keys from the console (/v1/api-keys)', () => {
     expect(second.has_more).toBe(false)
   })
 
-  it('an Idempotency-Key replays the create (the same key and secret) and makes one key', async () => {
+  it('an Idempotency-Key replays the create (the same key, its secret null: never stored) and makes one key', async () => {
     const { person, console: web } = await signedIn()
     const headers = { 'idempotency-key': uniq('idem') }
     const body = { label: 'Once', mode: 'test' }
     const first = await web().post<CreatedApiKey>('/v1/api-keys', body, headers)
     const again = await web().post<CreatedApiKey>('/v1/api-keys', body, headers)
     expect(first.status).toBe(201)
+    expect(first.body.secret).toMatch(/^sk_test_/)
     expect(again.status).toBe(201)
     expect(again.headers['idempotent-replayed']).toBe('true')
-    expect(again.body).toEqual(first.body)
-    watch.remember(first.body.secret)
+    expect(again.body).toEqual({ ...first.body, secret: null })
+    const stored = await t.db.selectFrom('idempotency_keys').select('response_body').execute()
+    expect(stored.some((row) => row.response_body?.includes(first.body.secret ?? 'none'))).toBe(false)
+    watch.remember(first.body.secret ?? '')
     expect((await ok(web().get<List<ApiKey>>('/v1/api-keys'))).data).toHaveLength(1)
     expect(await auditEntries(person.accountId)).toHaveLength(1)
   })

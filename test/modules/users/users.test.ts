@@ -248,7 +248,12 @@ describe('people of an account: /v1/users', () => {
     expect(first.status).toBe(201)
     expect(second.status).toBe(201)
     expect(second.headers['idempotent-replayed']).toBe('true')
-    expect(second.body).toEqual(first.body)
+    // The link's token is kept hashed only: the replay cannot show it, and no stored answer holds it.
+    expect(first.body.invite_url).toMatch(/#token=/)
+    expect(second.body).toEqual({ ...first.body, invite_url: null })
+    const stored = await t.db.selectFrom('idempotency_keys').select('response_body').execute()
+    const token = String(first.body.invite_url).split('#token=')[1] ?? 'none'
+    expect(stored.some((row) => row.response_body?.includes(token))).toBe(false)
     const tokens = await t.db
       .selectFrom('user_tokens')
       .select('token_hash')
