@@ -41,8 +41,23 @@ const toTemplate = (url: string) => url.replace(/:([A-Za-z_]+)/g, '{$1}')
 const BODY_METHODS = ['POST', 'PATCH', 'DELETE']
 /** A browser's navigations (sign-in with SSO), public, whose one success is a redirect (302), not a 2xx. */
 const SSO_PATHS = ['/v1/auth/sso/start', '/v1/auth/sso/callback']
-/** The /v1 routes served without a key: the document itself, pairing a device with its code, SSO. */
-const PUBLIC_PATHS = ['/v1/openapi.json', '/v1/device-pairings', ...SSO_PATHS]
+/** Signing in, and the links of e-mails: public, and refusing a wrong password with 401. */
+const SIGN_IN_PATHS = ['/v1/auth/sign-in', '/v1/auth/accept-invite']
+/**
+ * The /v1 routes served without a key: the document itself, pairing a device with its code, SSO,
+ * signing in, what the sign-in page asks first, and the password links.
+ */
+const PUBLIC_PATHS = [
+  '/v1/openapi.json',
+  '/v1/device-pairings',
+  ...SSO_PATHS,
+  ...SIGN_IN_PATHS,
+  '/v1/auth/methods',
+  '/v1/auth/forgot-password',
+  '/v1/auth/reset-password',
+]
+/** A signed-in person's own session: the cookie alone (no account, no key). */
+const SIGNED_IN_PATHS = ['/v1/auth/session', '/v1/auth/sign-out', '/v1/auth/password']
 /** The POSTs that run through the idempotent create runner. */
 const IDEMPOTENT = [
   'POST /v1/operators',
@@ -172,7 +187,8 @@ describe('the OpenAPI document', () => {
         expect(response?.headers?.['X-Request-Id']).toEqual({ $ref: '#/components/headers/X-Request-Id' })
       }
       if (isPublic) {
-        for (const s of ['401', '403']) expect(statuses, where).not.toContain(s)
+        expect(statuses, where).not.toContain('403')
+        if (!SIGN_IN_PATHS.includes(path)) expect(statuses, where).not.toContain('401')
       }
     }
     expect(doc.components.responses.RateLimited?.headers?.['Retry-After']).toEqual({
@@ -183,11 +199,18 @@ describe('the OpenAPI document', () => {
     })
   })
 
-  it('declares the bearer key scheme for every route but the public ones', () => {
+  it("declares the bearer key and cookie schemes: either for account routes, none for public ones, the cookie for the person's session alone", () => {
     expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' })
-    expect(doc.security).toEqual([{ bearerAuth: [] }])
+    expect(doc.components.securitySchemes.cookieAuth).toMatchObject({
+      type: 'apiKey',
+      in: 'cookie',
+      name: 'att_session',
+    })
+    expect(doc.security).toEqual([{ bearerAuth: [] }, { cookieAuth: [] }])
     for (const { path, method, operation } of operations()) {
       if (PUBLIC_PATHS.includes(path)) expect(operation.security, `${method} ${path}`).toEqual([])
+      else if (SIGNED_IN_PATHS.includes(path))
+        expect(operation.security, `${method} ${path}`).toEqual([{ cookieAuth: [] }])
       else expect(operation.security, `${method} ${path}`).toBeUndefined()
     }
   })
@@ -484,8 +507,9 @@ describe('response conformance (the check every ApiClient request runs)', () => 
   })
 
   it('refuses a status the route does not document, a missing required header, an undocumented /v1 answer', () => {
-    expect(() => check.check('GET', '/v1/operators', json(404, error))).toThrow(
-      /GET \/v1\/operators answered 404, which the OpenAPI document does not list/,
+    // A list documents 404 (a signed-in person's Attendance-Account that is not theirs), not 409.
+    expect(() => check.check('GET', '/v1/operators', json(409, error))).toThrow(
+      /GET \/v1\/operators answered 409, which the OpenAPI document does not list/,
     )
     const noId = { ...json(404, error), headers: { 'content-type': 'application/json' } }
     expect(() => check.check('GET', '/v1/operators/op_1', noId)).toThrow(

@@ -402,9 +402,17 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
             description:
               'An API key: `Authorization: Bearer sk_test_…` (test mode) or `sk_live_…` (live mode).',
           },
+          cookieAuth: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'att_session',
+            description:
+              "A signed-in person's session cookie (`POST /v1/auth/sign-in`; `__Host-att_session` when the service is served over https), with the headers `Attendance-Mode` (`test` or `live`), `Attendance-Account` (when the person has several accounts) and, on every POST, PATCH or DELETE, `X-CSRF-Token`. A request with a key is judged by the key.",
+          },
         },
       },
-      security: [{ bearerAuth: [] }],
+      // Either one: a key, or a signed-in person's cookie.
+      security: [{ bearerAuth: [] }, { cookieAuth: [] }],
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
     transformObject: (documentObject) =>

@@ -116,6 +116,8 @@ export function authRoutes(config: {
       {
         config: { signedIn: true },
         schema: {
+          // The person's own session: the cookie, never a key.
+          security: [{ cookieAuth: [] }],
           tags,
           summary: 'The signed-in session (the cookie; no key, no Attendance-Account)',
           description:
@@ -138,6 +140,8 @@ export function authRoutes(config: {
       {
         config: { signedIn: true },
         schema: {
+          // The person's own session: the cookie, never a key.
+          security: [{ cookieAuth: [] }],
           tags,
           summary: 'Sign out: the session ends and its cookie is cleared',
           description: 'Needs `X-CSRF-Token`. The cookie stops working at once.',
@@ -159,6 +163,8 @@ export function authRoutes(config: {
       {
         config: { signedIn: true },
         schema: {
+          // The person's own session: the cookie, never a key.
+          security: [{ cookieAuth: [] }],
           tags,
           summary: "Change the signed-in person's password; their other sessions end",
           description:
