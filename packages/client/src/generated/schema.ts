@@ -6686,8 +6686,8 @@ export interface components {
       revoked_at: string | null
       /** @description What the key may do (`<resource>:read|write`). */
       scopes: string[]
-      /** @description The key itself (`sk_test_…` or `sk_live_…`), sent as `Authorization: Bearer <secret>`. Shown in this answer only: the service keeps its SHA-256. */
-      secret: string
+      /** @description The key itself (`sk_test_…` or `sk_live_…`), sent as `Authorization: Bearer <secret>`. Shown in this answer only: the service keeps its SHA-256. Null in the replay of an `Idempotency-Key` (the secret is not stored to be replayed): revoke that key and make another. */
+      secret: string | null
     }
     /** @description What a device key learns of its own device. */
     CurrentDevice: {
@@ -7310,8 +7310,8 @@ export interface components {
       email: string
       /** @description Prefix `usr_`: the person's id, the same in every account. */
       id: string
-      /** @description `<PUBLIC_URL>/console/accept-invite#token=…`: single use, valid 7 days; a newer link voids it. Shown only here. */
-      invite_url: string
+      /** @description `<PUBLIC_URL>/console/accept-invite#token=…`: single use, valid 7 days; a newer link voids it. Shown only here. Null in the replay of an `Idempotency-Key` (the link is not stored to be replayed): ask for a new one with `POST /v1/users/{id}/invite`. */
+      invite_url: string | null
       /** @description The last sign-in in which this account was offered; null: never. */
       last_sign_in_at: string | null
       location_ids: string[] | null
