@@ -7,7 +7,8 @@ export function InviteLink({ invited, onDone }: { invited: UserWithInviteUrl; on
     <ShownOnce
       title={`Invitation link for ${invited.name}`}
       label={`Invitation link for ${invited.email}`}
-      value={invited.invite_url}
+      // Null only in an Idempotency-Key replay (a retried create): the service keeps no link to repeat.
+      value={invited.invite_url ?? 'Not shown again (a retried request): send a new link from the list.'}
       done="Done"
       onDone={onDone}
     >
