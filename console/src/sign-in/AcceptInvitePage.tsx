@@ -5,7 +5,7 @@ import { ErrorNotice } from '../components/ErrorNotice.js'
 import { Field } from '../components/Field.js'
 import { PageTitle } from '../components/PageTitle.js'
 import { useAction } from '../hooks.js'
-import { linkToken } from './link-token.js'
+import { useLinkToken } from './link-token.js'
 import { NewPasswordField } from './NewPasswordField.js'
 import { MissingToken } from './ResetPasswordPage.js'
 
@@ -17,7 +17,7 @@ const FIELDS = ['email', 'name', 'password']
  * sign in with; accepting signs them in.
  */
 export function AcceptInvitePage({ onSignedIn }: { onSignedIn: (session: AuthSession) => void }) {
-  const [token] = useState(linkToken)
+  const token = useLinkToken()
   const [email, setEmail] = useState('')
   const [name, setName] = useState('')
   const [password, setPassword] = useState('')

@@ -4,7 +4,7 @@ import { ErrorNotice } from '../components/ErrorNotice.js'
 import { PageTitle } from '../components/PageTitle.js'
 import { useAction } from '../hooks.js'
 import { Link } from '../router.js'
-import { linkToken } from './link-token.js'
+import { useLinkToken } from './link-token.js'
 import { NewPasswordField } from './NewPasswordField.js'
 
 /**
@@ -13,7 +13,7 @@ import { NewPasswordField } from './NewPasswordField.js'
  * ended with the reset).
  */
 export function ResetPasswordPage({ onDone }: { onDone: () => void }) {
-  const [token] = useState(linkToken)
+  const token = useLinkToken()
   const [password, setPassword] = useState('')
   const action = useAction()
   const submit = (event: Event) => {
