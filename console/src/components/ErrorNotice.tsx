@@ -32,7 +32,7 @@ function advice(error: Problem, situation: Situation): string | undefined {
     if (error.status === 401)
       return 'The API no longer accepts this key (revoked or expired). Sign out, then sign in with a valid key.'
     if (error.type === 'insufficient_scope')
-      return 'Your key is valid but was not given this permission. Ask for a key with the scope named above (see docs/console.md for a manager key).'
+      return `Your key is valid but was not given this permission. Ask for a key with the scope named above (docs/console.md, "A key's scopes in the console").`
     return undefined
   }
   // A wrong current password is a 401 too, of a session that goes on.
