@@ -10,6 +10,7 @@ export function ShownOnce({
   title,
   label,
   value,
+  lost,
   done,
   onDone,
   children,
@@ -17,7 +18,12 @@ export function ShownOnce({
   title: string
   /** What the value is, naming its box. */
   label: string
-  value: string
+  /**
+   * Null when the API had it once already: the answer of a retried create (`Idempotency-Key` replay),
+   * which the service cannot repeat; `lost` then says what to do instead.
+   */
+  value: string | null
+  lost: string
   /** The closing button's words. */
   done: string
   onDone: () => void
@@ -27,9 +33,9 @@ export function ShownOnce({
   const box = useRef<HTMLInputElement>(null)
   const [said, setSaid] = useState('')
   useEffect(() => panel.current?.focus(), [value])
-  const copy = async () => {
+  const copy = async (text: string) => {
     try {
-      await navigator.clipboard.writeText(value)
+      await navigator.clipboard.writeText(text)
       setSaid('Copied.')
     } catch {
       // No clipboard for a page served over plain HTTP to another machine: the text is selected instead.
@@ -40,23 +46,27 @@ export function ShownOnce({
   return (
     <section ref={panel} class="pairing shown-once" aria-label={title} tabIndex={-1}>
       <h2>{title}</h2>
-      <div class="shown-once-value">
-        <label for="shown-once" class="visually-hidden">
-          {label}
-        </label>
-        <input
-          ref={box}
-          id="shown-once"
-          class="secret"
-          readOnly
-          value={value}
-          spellcheck={false}
-          onFocus={(event) => event.currentTarget.select()}
-        />
-        <button type="button" onClick={copy}>
-          Copy
-        </button>
-      </div>
+      {value === null ? (
+        <p class="notice">{lost}</p>
+      ) : (
+        <div class="shown-once-value">
+          <label for="shown-once" class="visually-hidden">
+            {label}
+          </label>
+          <input
+            ref={box}
+            id="shown-once"
+            class="secret"
+            readOnly
+            value={value}
+            spellcheck={false}
+            onFocus={(event) => event.currentTarget.select()}
+          />
+          <button type="button" onClick={() => copy(value)}>
+            Copy
+          </button>
+        </div>
+      )}
       <p class="muted" role="status">
         {said}
       </p>

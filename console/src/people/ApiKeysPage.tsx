@@ -141,8 +141,8 @@ export function ApiKeysPage() {
           <ShownOnce
             title={`New key ${created.label ?? created.prefix}: its secret`}
             label={`Secret of ${created.label ?? created.prefix}`}
-            // Null only in an Idempotency-Key replay (a retried create): the service keeps no secret to repeat.
-            value={created.secret ?? 'Not shown again (a retried request): revoke this key and make another.'}
+            value={created.secret}
+            lost="The secret was answered once already, to an earlier try of this request, and is not kept: revoke this key and make another."
             done="Done, the secret is kept"
             onDone={() => setCreated(undefined)}
           >

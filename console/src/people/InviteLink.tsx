@@ -7,8 +7,8 @@ export function InviteLink({ invited, onDone }: { invited: UserWithInviteUrl; on
     <ShownOnce
       title={`Invitation link for ${invited.name}`}
       label={`Invitation link for ${invited.email}`}
-      // Null only in an Idempotency-Key replay (a retried create): the service keeps no link to repeat.
-      value={invited.invite_url ?? 'Not shown again (a retried request): send a new link from the list.'}
+      value={invited.invite_url}
+      lost="The link was answered once already, to an earlier try of this request, and is not kept: send a new link from the list."
       done="Done"
       onDone={onDone}
     >
