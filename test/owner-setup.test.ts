@@ -2,6 +2,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { OWNER_LINK_FILE } from '../src/server.js'
+import { waitUntil } from './helpers/assertions.js'
 import { createTestDatabase, type TestDatabase } from './helpers/database.js'
 import { type Child, killAll, START_MS } from './helpers/process.js'
 import {
@@ -75,7 +76,12 @@ describe('the owner set-up link at first start', () => {
     earlier = readLink(linkFile)
     expect(fs.statSync(linkFile).mode & 0o777).toBe(0o600)
     const token = new URL(earlier).hash.slice('#token='.length)
-    expect(jsonLines(server.child.stdout)).toContainEqual(
+    // The process's log is written asynchronously: its line may follow the listening line.
+    const said = await waitUntil(
+      () => jsonLines(server.child.stdout),
+      (lines) => lines.some((line) => (line as { file?: string }).file === linkFile),
+    )
+    expect(said).toContainEqual(
       expect.objectContaining({ file: linkFile, msg: expect.stringContaining(linkFile) }),
     )
     await stop(server.child)

@@ -160,7 +160,10 @@ describe('retries, backoff and idempotency keys (real API over HTTP)', () => {
       const response = await real()
       // ...and releases it (as a failed first request does) once the client has been told "in use".
       if (response.status === 409) {
-        await served.t.db.deleteFrom('idempotency_keys').where('key', '=', idempotencyKey).execute()
+        await served.t.db
+          .deleteFrom('idempotency_keys')
+          .where('key', '=', `${key.id}:${idempotencyKey}`)
+          .execute()
       }
       return response
     })
