@@ -2,6 +2,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { statementChecks } from '../../src/db/compiled.js'
+import { createKey } from '../../src/modules/keys/service.js'
 import { buildTestApp, type TestApp } from '../helpers/app.js'
 import type { Operator } from '../helpers/assertions.js'
 import { dialect } from '../helpers/database.js'
@@ -129,6 +130,18 @@ async function runEveryStatement(t: TestApp): Promise<void> {
   await ok(w.root.get(`/v1/pay-rules/${rule.id}`))
   await ok(w.root.patch(`/v1/pay-rules/${rule.id}`, { name: 'Hourly, amended' }))
   await ok(w.root.patch(`/v1/operators/${bob.id}`, { pay_rule_id: rule.id }))
+  // A key held to HQ names a location by name: every location of that name is read (some may be
+  // elsewhere), not the two an unrestricted reference needs.
+  const held = await createKey(t.db, { account: w.account, mode: 'test', locationIds: [w.location.id] })
+  await created(
+    t.client(held.secret).post('/v1/sessions', {
+      operator_ident: 'BOB',
+      device_id: 'GATE',
+      location_name: 'HQ',
+      check_in: { time: '2026-03-04T08:00:00Z' },
+      check_out: { time: '2026-03-04T12:00:00Z' },
+    }),
+  )
   // A delivery looked up by id: the look-up runs whether or not the delivery exists.
   expect((await w.root.get('/v1/webhook-deliveries/whd_0000000000000000000000000')).status).toBe(404)
 }
