@@ -215,4 +215,12 @@ export class SecretWatch {
   get size(): number {
     return this.secrets.size
   }
+
+  /** A person made and signed in, whose password, cookie and CSRF token this watch remembers. */
+  async signedIn(t: TestApp, options: PersonOptions = {}): Promise<{ person: Person; browser: SignedIn }> {
+    const person = await createPerson(t, options)
+    const browser = await signIn(t, person)
+    this.remember(person.password, browser.token, browser.csrf)
+    return { person, browser }
+  }
 }

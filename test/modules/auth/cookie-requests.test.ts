@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../../helpers/app.js'
 import { expectError, type List, type Operator, uniq } from '../../helpers/assertions.js'
 import { useTestClock } from '../../helpers/clock.js'
-import { addMembership, createPerson, SecretWatch, signIn } from '../../helpers/people.js'
+import { addMembership, type createPerson, SecretWatch } from '../../helpers/people.js'
 
 const HOUR_MS = 60 * 60 * 1000
 /** The session cache's time to live (users/sessions.ts): a deactivation reaches every request within it. */
@@ -18,10 +18,7 @@ describe('cookie requests: account, mode, role, CSRF, keys and timeouts', () => 
   afterAll(() => t.close())
 
   async function signedInPerson(options: Parameters<typeof createPerson>[1] = {}) {
-    const person = await createPerson(t, options)
-    const browser = await signIn(t, person)
-    watch.remember(person.password, browser.token, browser.csrf)
-    return { person, browser }
+    return watch.signedIn(t, options)
   }
 
   it('acts in the one account without Attendance-Account, in the mode Attendance-Mode names', async () => {

@@ -5,7 +5,7 @@ import { type ApiClient, buildTestApp, type TestApp } from '../../helpers/app.js
 import { expectError, type List, uniq } from '../../helpers/assertions.js'
 import { useTestClock } from '../../helpers/clock.js'
 import { pairedDevice } from '../../helpers/fixtures.js'
-import { createPerson, SecretWatch, signIn } from '../../helpers/people.js'
+import { type createPerson, SecretWatch } from '../../helpers/people.js'
 import { created, ok } from '../../helpers/world.js'
 
 interface ApiKey {
@@ -52,9 +52,7 @@ describe('API keys from the console (/v1/api-keys)', () => {
 
   /** An owner (by default) of a fresh account, signed in; their console in `mode`. */
   async function signedIn(options: Parameters<typeof createPerson>[1] = {}) {
-    const person = await createPerson(t, options)
-    const browser = await signIn(t, person)
-    watch.remember(browser.token, browser.csrf, person.password)
+    const { person, browser } = await watch.signedIn(t, options)
     return { person, browser, console: (mode: 'test' | 'live' = 'test') => browser.client(null, mode) }
   }
 
