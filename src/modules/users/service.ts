@@ -31,7 +31,7 @@ import type {
   User,
   UserWithInviteUrl,
 } from './schemas.js'
-import { endSessions, issueToken } from './sessions.js'
+import { endSessions, issueToken, linkUrl } from './sessions.js'
 import { emailKeyOf } from './sign-in.js'
 import { findPersonRowByEmailKey, setPersonName } from './sign-in-repository.js'
 
@@ -46,11 +46,6 @@ export interface Change {
 
 /** The command line's changes (`npm run cli -- users …`): the service itself, from no address. */
 export const CLI_CHANGE: Change = { actor: { type: 'service', id: 'service', name: 'cli' }, ip: null }
-
-/** A link of the console that takes a token: accepting an invitation (or the owner's set-up), a reset. */
-function linkUrl(publicUrl: string, page: 'accept-invite' | 'reset-password', token: string): string {
-  return `${publicUrl}/console/${page}#token=${token}`
-}
 
 function audit(trx: Executor, auth: AuthContext, change: Change, type: AuditType, userId: string) {
   return recordAudit(trx, {

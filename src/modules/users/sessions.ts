@@ -174,6 +174,11 @@ export function endOneSession(db: Executor, sessionId: string): Promise<void> {
   return endSession(db, sessionId, clock.now())
 }
 
+/** A link of the console that takes a token: accepting an invitation (or the owner's set-up), a reset. */
+export function linkUrl(publicUrl: string, page: 'accept-invite' | 'reset-password', token: string): string {
+  return `${publicUrl}/console/${page}#token=${token}`
+}
+
 /** Invitation links (the owner's set-up link too) live 7 days, reset links 1 hour (decisions.md). */
 export const TOKEN_LIFETIME_MS: Readonly<Record<TokenKind, number>> = {
   invite: 7 * 24 * 60 * 60 * 1000,
